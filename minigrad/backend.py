@@ -1,0 +1,193 @@
+"""The array backend: which array library holds a tensor's data.
+
+Devices are named as in PyTorch:
+
+    "cpu"   NumPy arrays
+    "cuda"  CuPy arrays (imported lazily; install with ``pip install "minigrad[gpu]"``)
+
+Every op asks ``array_module(*arrays)`` for the module of its inputs (called
+``xp`` by convention) and calls ``xp.exp``, ``xp.matmul``, ... on it, never
+``numpy`` directly, so the same code runs on both devices.  The device belongs
+to the data, not to a global switch.
+
+The default device for new tensors is read from the ``MINIGRAD_DEVICE``
+environment variable (default ``"cpu"``).
+
+Tests register one more device, a strict NumPy wrapper that refuses implicit
+conversion to NumPy as CuPy does (see ``tests/strict_backend.py``), through
+``register_device``.
+"""
+import os
+
+import numpy
+
+_cupy = None
+_devices = {"cpu": numpy}          # device name -> array module
+_array_types = {numpy.ndarray: "cpu"}  # array type -> device name
+_generators = {}                    # device name -> random generator
+_seed = None
+
+
+class DeviceError(RuntimeError):
+    """A device that is not available, or inputs that live on different devices."""
+
+
+def _load_cupy():
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+            cupy.cuda.runtime.getDeviceCount()
+        except Exception as error:  # ImportError, or CUDA present but no GPU / driver
+            raise DeviceError(
+                f'device "cuda" is not available ({type(error).__name__}: {error}). '
+                'Install CuPy with: pip install "minigrad[gpu]" on a machine with an '
+                'NVIDIA GPU, or use device="cpu".'
+            ) from None
+        _cupy = cupy
+        _devices["cuda"] = cupy
+        _array_types[cupy.ndarray] = "cuda"
+    return _cupy
+
+
+def register_device(name, module, array_type):
+    """Add a device whose arrays are ``array_type`` and whose functions live in ``module``."""
+    _devices[name] = module
+    _array_types[array_type] = name
+
+
+def normalize_device(device):
+    """'cuda:0' -> 'cuda'; None -> the default device."""
+    if device is None:
+        return default_device()
+    name = str(device).split(":")[0]
+    if name == "cuda":
+        _load_cupy()
+    elif name not in _devices:
+        raise DeviceError(f'unknown device "{device}": use "cpu" or "cuda"')
+    return name
+
+
+def default_device():
+    """The device named by MINIGRAD_DEVICE, or "cpu"."""
+    return os.environ.get("MINIGRAD_DEVICE", "cpu") or "cpu"
+
+
+def get_module(device):
+    """The array module (``xp``) of a device name."""
+    module = _devices.get(device)
+    if module is None:
+        return _devices[normalize_device(device)]
+    return module
+
+
+def device_of(array):
+    """The device name of one array."""
+    device = _array_types.get(type(array))
+    if device is None:
+        for array_type, name in _array_types.items():
+            if isinstance(array, array_type):
+                return name
+        raise TypeError(f"not a backend array: {type(array).__name__}")
+    return device
+
+
+def array_module(*arrays):
+    """The array module (``xp``) shared by ``arrays``; raise if they live on different devices.
+
+    Non-array arguments (Python numbers, None) are ignored.
+    """
+    device = None
+    for array in arrays:
+        found = _array_types.get(type(array))
+        if found is None:
+            if array is None or isinstance(array, (int, float, bool, numpy.generic)):
+                continue
+            found = device_of(array)
+        if device is None:
+            device = found
+        elif found != device:
+            raise DeviceError(
+                f'expected all inputs on one device, found "{device}" and "{found}": '
+                f'move them with .to("{device}") or .to("{found}")'
+            )
+    return _devices[device or "cpu"]
+
+
+def asarray(data, dtype=None, device=None):
+    """``data`` (a list, number, NumPy or device array) as an array on ``device``."""
+    device = normalize_device(device)
+    xp = _devices[device]
+    if type(data) in _array_types and device_of(data) != device:
+        data = to_numpy(data)
+    return xp.asarray(data, dtype=dtype)
+
+
+def to_numpy(array):
+    """A NumPy copy of ``array`` on the host (CuPy and test arrays have ``.get()``)."""
+    if isinstance(array, numpy.ndarray):
+        return array.copy()
+    if hasattr(array, "get"):
+        return array.get()
+    return numpy.array(array)
+
+
+# ----------------------------------------------------------------------------- random
+
+def manual_seed(seed):
+    """Seed every device's generator, so initialisation and dropout repeat exactly.
+
+    All devices draw from one NumPy generator on the host and copy to the
+    device, so the same seed gives the same numbers on "cpu" and "cuda".
+    """
+    global _seed
+    _seed = int(seed)
+    _generators.clear()
+    _generators["host"] = numpy.random.default_rng(_seed)
+
+
+def host_generator():
+    """The NumPy ``Generator`` behind every random draw (seeded by ``manual_seed``)."""
+    generator = _generators.get("host")
+    if generator is None:
+        generator = numpy.random.default_rng(_seed)
+        _generators["host"] = generator
+    return generator
+
+
+def random_uniform(shape, dtype, device, low=0.0, high=1.0):
+    """Uniform draws on [low, high) as a ``device`` array of ``dtype``."""
+    host = host_generator().uniform(low, high, size=shape)
+    return asarray(host, dtype=dtype, device=device)
+
+
+def random_normal(shape, dtype, device, mean=0.0, std=1.0):
+    """Normal draws as a ``device`` array of ``dtype``."""
+    host = host_generator().normal(mean, std, size=shape)
+    return asarray(host, dtype=dtype, device=device)
+
+
+def random_integers(low, high, shape, device):
+    """Integers in [low, high) as an int64 ``device`` array."""
+    host = host_generator().integers(low, high, size=shape)
+    return asarray(host, dtype="int64", device=device)
+
+
+def random_bernoulli(shape, p_keep, device):
+    """A boolean ``device`` array, True with probability ``p_keep`` (dropout masks)."""
+    host = host_generator().random(size=shape) < p_keep
+    return asarray(host, device=device)
+
+
+def ensure_array(value):
+    """NumPy turns 0-d results into NumPy scalars; make them 0-d arrays again."""
+    if type(value) in _array_types:
+        return value
+    if isinstance(value, numpy.generic):
+        return numpy.asarray(value)
+    return value
+
+
+def broadcast_shape(*shapes):
+    """The shape that ``shapes`` broadcast to; ValueError if they do not."""
+    return numpy.broadcast_shapes(*(tuple(s) for s in shapes))

@@ -1,0 +1,110 @@
+"""Arithmetic: y = a + b, a - b, a * b, a / b, -a, a ** p.  All broadcast like NumPy.
+
+When broadcasting copied an input, its gradient is the sum over the copies
+(``unbroadcast``).  Either operand may be a plain Python number, which gets no
+gradient.
+"""
+from .. import backend
+from ..autograd import Function, unbroadcast
+
+
+def _shape(value):
+    return tuple(value.shape) if hasattr(value, "shape") else ()
+
+
+class Add(Function):
+    """y = a + b.   dy/da = 1,  dy/db = 1."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (_shape(a), _shape(b))
+        return a + b
+
+    @staticmethod
+    def backward(ctx, dout):
+        a_shape, b_shape = ctx.shapes
+        da = unbroadcast(dout, a_shape) if ctx.needs_input_grad[0] else None  # dL/da = dL/dy
+        db = unbroadcast(dout, b_shape) if ctx.needs_input_grad[1] else None  # dL/db = dL/dy
+        return da, db
+
+
+class Sub(Function):
+    """y = a - b.   dy/da = 1,  dy/db = -1."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (_shape(a), _shape(b))
+        return a - b
+
+    @staticmethod
+    def backward(ctx, dout):
+        a_shape, b_shape = ctx.shapes
+        da = unbroadcast(dout, a_shape) if ctx.needs_input_grad[0] else None   # dL/da = dL/dy
+        db = unbroadcast(-dout, b_shape) if ctx.needs_input_grad[1] else None  # dL/db = -dL/dy
+        return da, db
+
+
+class Mul(Function):
+    """y = a * b.   dy/da = b,  dy/db = a."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        da = unbroadcast(dout * b, _shape(a)) if ctx.needs_input_grad[0] else None  # dL/da = dL/dy * b
+        db = unbroadcast(dout * a, _shape(b)) if ctx.needs_input_grad[1] else None  # dL/db = dL/dy * a
+        return da, db
+
+
+class Div(Function):
+    """y = a / b.   dy/da = 1 / b,  dy/db = -a / b^2 = -y / b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        y = a / b
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b, y = ctx.saved_tensors
+        da = unbroadcast(dout / b, _shape(a)) if ctx.needs_input_grad[0] else None       # dL/dy / b
+        db = unbroadcast(-dout * y / b, _shape(b)) if ctx.needs_input_grad[1] else None  # -dL/dy * y / b
+        return da, db
+
+
+class Neg(Function):
+    """y = -a.   dy/da = -1."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (-dout,)
+
+
+class Pow(Function):
+    """y = a ** p.   dy/da = p * a ** (p - 1),  dy/dp = y * log(a)  (when p is a tensor)."""
+
+    @staticmethod
+    def forward(ctx, a, p):
+        y = a ** p
+        ctx.save_for_backward(a, p, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, p, y = ctx.saved_tensors
+        da = dp = None
+        if ctx.needs_input_grad[0]:
+            da = unbroadcast(dout * p * a ** (p - 1), _shape(a))         # dL/dy * p a^(p-1)
+        if ctx.needs_input_grad[1]:
+            xp = backend.array_module(a, p)
+            dp = unbroadcast(dout * y * xp.log(a), _shape(p))            # dL/dy * y log(a)
+        return da, dp

@@ -1,0 +1,107 @@
+"""Elementwise functions and activations.  Any shape; dL/dx = dL/dy * dy/dx."""
+from .. import backend
+from ..autograd import Function
+
+
+def _require_float(name, x):
+    if x.dtype.kind not in "fc":
+        raise TypeError(
+            f"{name}: expected a floating-point tensor, got dtype {x.dtype}: "
+            "convert it with .float() (or .double()) first"
+        )
+
+
+class Exp(Function):
+    """y = exp(x).   dy/dx = exp(x) = y."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("exp", x)
+        y = backend.array_module(x).exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return (dout * y,)                 # dy/dx = y
+
+
+class Log(Function):
+    """y = log(x)  (natural log).   dy/dx = 1 / x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("log", x)
+        ctx.save_for_backward(x)
+        return backend.array_module(x).log(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return (dout / x,)                 # dy/dx = 1 / x
+
+
+class Tanh(Function):
+    """y = tanh(x).   dy/dx = 1 - y^2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("tanh", x)
+        y = backend.array_module(x).tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return (dout * (1 - y * y),)       # dy/dx = 1 - y^2
+
+
+class Sigmoid(Function):
+    """y = 1 / (1 + exp(-x)) = (1 + tanh(x / 2)) / 2.   dy/dx = y (1 - y).
+
+    The tanh form never overflows, for any x.
+    """
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("sigmoid", x)
+        y = 0.5 * (1 + backend.array_module(x).tanh(0.5 * x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return (dout * y * (1 - y),)       # dy/dx = y (1 - y)
+
+
+class ReLU(Function):
+    """y = max(x, 0).   dy/dx = 1 where x > 0, else 0 (0 at the kink x = 0, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        mask = x > 0
+        ctx.save_for_backward(mask)
+        return x * mask
+
+    @staticmethod
+    def backward(ctx, dout):
+        (mask,) = ctx.saved_tensors
+        return (dout * mask,)              # dy/dx = [x > 0]
+
+
+class Abs(Function):
+    """y = |x|.   dy/dx = sign(x)  (0 at x = 0)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = backend.array_module(x)
+        ctx.save_for_backward(xp.sign(x))
+        return xp.abs(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (sign,) = ctx.saved_tensors
+        return (dout * sign,)              # dy/dx = sign(x)

@@ -1,0 +1,56 @@
+"""Matrix product, batched and broadcasting like ``numpy.matmul``."""
+from .. import backend
+from ..autograd import Function, unbroadcast
+
+
+def _check_matmul(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dimension, got {tuple(a.shape)} @ {tuple(b.shape)}")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        hint = ""
+        if b.ndim >= 2 and a.shape[-1] == b.shape[-1]:
+            hint = " — did you mean to transpose the second?"
+        elif a.ndim >= 2 and a.shape[-2] == k_b:
+            hint = " — did you mean to transpose the first?"
+        raise ValueError(
+            f"matmul: {tuple(a.shape)} @ {tuple(b.shape)}: inner dimensions {k_a} and {k_b} differ{hint}"
+        )
+
+
+class MatMul(Function):
+    """Y = A @ B.   dL/dA = dL/dY @ B^T,   dL/dB = A^T @ dL/dY.
+
+    Leading (batch) dimensions broadcast; a 1-D operand is treated as a row
+    (A) or column (B) vector, as in NumPy.
+    """
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _check_matmul(a, b)
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        xp = backend.array_module(a, b)
+        a2 = a[None, :] if a.ndim == 1 else a          # (.., N, K)
+        b2 = b[:, None] if b.ndim == 1 else b          # (.., K, M)
+        dout2 = dout
+        if a.ndim == 1:
+            dout2 = xp.expand_dims(dout2, -2)
+        if b.ndim == 1:
+            dout2 = xp.expand_dims(dout2, -1)          # (.., N, M)
+        da = db = None
+        if ctx.needs_input_grad[0]:
+            da = dout2 @ xp.swapaxes(b2, -1, -2)       # dL/dA = dL/dY B^T
+            da = unbroadcast(da, a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            if b2.ndim == 2 and a2.ndim > 2:           # shared B: fold the batch into one matmul
+                db = a2.reshape(-1, a2.shape[-1]).T @ dout2.reshape(-1, dout2.shape[-1])
+            else:
+                db = xp.swapaxes(a2, -1, -2) @ dout2   # dL/dB = A^T dL/dY
+            db = unbroadcast(db, b2.shape).reshape(b.shape)
+        return da, db

@@ -1,0 +1,80 @@
+"""Reductions over ``dim`` (an int, a tuple of ints, or None for all dimensions)."""
+from .. import backend
+from ..autograd import Function
+
+
+def _axes(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    for d in dims:
+        if not -ndim <= d < max(ndim, 1):
+            raise IndexError(f"dim {d} is out of range for a tensor with {ndim} dimensions")
+    return tuple(sorted(d % ndim for d in dims)) if ndim else ()
+
+
+def _restore(dout, axes, keepdim):
+    """Put back the reduced dimensions as size 1, so dout broadcasts against the input."""
+    if keepdim or not axes:
+        return dout
+    return backend.array_module(dout).expand_dims(dout, axes)
+
+
+class Sum(Function):
+    """y = sum_i x_i over dim.   dy/dx_i = 1: every x_i gets dL/dy."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        axes = _axes(dim, x.ndim)
+        ctx.axes, ctx.keepdim, ctx.shape = axes, keepdim, x.shape
+        return x.sum(axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        xp = backend.array_module(dout)
+        dout = _restore(dout, ctx.axes, ctx.keepdim)
+        return xp.broadcast_to(dout, ctx.shape), None, None   # dy/dx_i = 1
+
+
+class Mean(Function):
+    """y = (1/n) sum_i x_i over dim.   dy/dx_i = 1/n."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        axes = _axes(dim, x.ndim)
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        ctx.axes, ctx.keepdim, ctx.shape, ctx.count = axes, keepdim, x.shape, count
+        return x.mean(axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        xp = backend.array_module(dout)
+        dout = _restore(dout, ctx.axes, ctx.keepdim)
+        return xp.broadcast_to(dout / ctx.count, ctx.shape), None, None   # dy/dx_i = 1/n
+
+
+class Max(Function):
+    """y = max_i x_i over dim.   dy/dx_i = 1/k for each of the k maximal x_i, else 0.
+
+    Ties share the gradient equally, as ``torch.amax``; at a tie the function
+    has a kink, and gradcheck says so.
+    """
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        if x.size == 0:
+            raise ValueError(f"max: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+        axes = _axes(dim, x.ndim)
+        y = x.max(axis=axes, keepdims=True)
+        ctx.save_for_backward(x == y)
+        ctx.axes, ctx.keepdim = axes, keepdim
+        return y if keepdim else y.reshape([n for i, n in enumerate(y.shape) if i not in axes])
+
+    @staticmethod
+    def backward(ctx, dout):
+        (is_max,) = ctx.saved_tensors
+        dout = _restore(dout, ctx.axes, ctx.keepdim)
+        ties = is_max.sum(axis=ctx.axes, keepdims=True)
+        return is_max * (dout / ties), None, None              # 1/k at each maximum

@@ -1,0 +1,8 @@
+"""Layers, named and initialised as in ``torch.nn``."""
+from . import init
+from .activation import Dropout, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleList, Sequential
+from .embedding import Embedding
+from .linear import Linear
+from .module import Module, Parameter
+from .normalization import LayerNorm

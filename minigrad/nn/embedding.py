@@ -1,0 +1,48 @@
+"""Embedding table: token ids -> vectors."""
+from .. import functional as F
+from ..tensor import Tensor, empty
+from . import init
+from .module import Module, Parameter
+
+
+class Embedding(Module):
+    """y[...] = weight[ids[...]].
+
+    ids: integer tensor of any shape -> y: (*ids.shape, embedding_dim)
+    weight: (num_embeddings, embedding_dim), N(0, 1) as in PyTorch; the
+    ``padding_idx`` row starts at zero and gets no gradient.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx {padding_idx} must be within num_embeddings={num_embeddings}")
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """An Embedding whose table is ``embeddings`` (V, D); frozen (no gradient) by default."""
+        embeddings = embeddings if isinstance(embeddings, Tensor) else Tensor(embeddings)
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: expected a (num_embeddings, dim) table, got {embeddings.shape}")
+        layer = cls(embeddings.shape[0], embeddings.shape[1], padding_idx=padding_idx,
+                    dtype=embeddings.dtype, device=embeddings.device)
+        layer.weight.data = embeddings.data.copy()
+        layer.weight.requires_grad = not freeze
+        return layer
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        extra = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{extra}"

@@ -1,0 +1,60 @@
+"""Parameter initialisations (in place, under no_grad), named as in ``torch.nn.init``.
+
+All draws come from the generator seeded by ``minigrad.manual_seed``.
+"""
+import math
+
+from .. import backend
+from ..autograd import no_grad
+
+
+def _fill(tensor, data):
+    with no_grad():
+        tensor.data = data.astype(tensor.dtype)
+        tensor._version[0] += 1
+    return tensor
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    return _fill(tensor, backend.random_uniform(tensor.shape, tensor.dtype, tensor.device, a, b))
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    return _fill(tensor, backend.random_normal(tensor.shape, tensor.dtype, tensor.device, mean, std))
+
+
+def zeros_(tensor):
+    return _fill(tensor, backend.array_module(tensor.data).zeros_like(tensor.data))
+
+
+def ones_(tensor):
+    return _fill(tensor, backend.array_module(tensor.data).ones_like(tensor.data))
+
+
+def fan_in_and_fan_out(tensor):
+    """(fan_in, fan_out) of a weight (out_features, in_features, *kernel)."""
+    if tensor.ndim < 2:
+        raise ValueError(f"fan in and fan out need a weight with 2 or more dimensions, got {tensor.shape}")
+    receptive = 1
+    for n in tensor.shape[2:]:
+        receptive *= n
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    """U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))  (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor, gain=1.0):
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor, a=0.0):
+    """U(-b, b), b = sqrt(6 / ((1 + a^2) fan_in))  (He et al., 2015, leaky-relu gain)."""
+    fan_in, _ = fan_in_and_fan_out(tensor)
+    bound = math.sqrt(6.0 / ((1 + a * a) * fan_in))
+    return uniform_(tensor, -bound, bound)
