@@ -38,11 +38,11 @@ class MatMul(Function):
         xp = backend.array_module(a, b)
         a2 = a[None, :] if a.ndim == 1 else a          # (.., N, K)
         b2 = b[:, None] if b.ndim == 1 else b          # (.., K, M)
-        dout2 = dout
-        if a.ndim == 1:
-            dout2 = xp.expand_dims(dout2, -2)
+        dout2 = dout                                   # put back the vector dims that matmul dropped
         if b.ndim == 1:
-            dout2 = xp.expand_dims(dout2, -1)          # (.., N, M)
+            dout2 = xp.expand_dims(dout2, -1)          # (.., N) -> (.., N, 1);  vector @ vector: () -> (1,)
+        if a.ndim == 1:
+            dout2 = xp.expand_dims(dout2, -2)          # (.., M) -> (.., 1, M)   => (.., N, M)
         da = db = None
         if ctx.needs_input_grad[0]:
             da = dout2 @ xp.swapaxes(b2, -1, -2)       # dL/dA = dL/dY B^T
