@@ -39,14 +39,17 @@ def _dtype(dtype):
     return None if dtype is None else numpy.dtype(dtype)
 
 
-def _index_arrays(index):
-    """Replace Tensors inside an index by their arrays (x[idx_tensor], x[:, idx_tensor])."""
+def _index_arrays(index, device):
+    """Replace Tensors inside an index by their arrays (x[idx_tensor], x[:, idx_tensor]).
+
+    A list of ints becomes an array on ``device``, the device of the tensor indexed.
+    """
     if isinstance(index, Tensor):
         return index.data
     if isinstance(index, tuple):
         return tuple(i.data if isinstance(i, Tensor) else i for i in index)
     if isinstance(index, list):
-        return backend.asarray(index, device=None) if index and not isinstance(index[0], slice) else index
+        return backend.asarray(index, device=device) if index and not isinstance(index[0], slice) else index
     return index
 
 
@@ -283,7 +286,7 @@ class Tensor:
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__")
-        self.data[_index_arrays(index)] = value.data if isinstance(value, Tensor) else value
+        self.data[_index_arrays(index, self.device)] = value.data if isinstance(value, Tensor) else value
 
     def zero_(self):
         self._check_inplace("zero_")
@@ -352,7 +355,7 @@ class Tensor:
         return fn.MatMul.apply(other, self)
 
     def __getitem__(self, index):
-        return fn.GetItem.apply(self, _index_arrays(index))
+        return fn.GetItem.apply(self, _index_arrays(index, self.device))
 
     # comparisons give boolean tensors outside the graph
     def _compare(self, other, op):
