@@ -18,5 +18,7 @@ from .tensor import (
 from .gradcheck import gradcheck  # minigrad.gradcheck(...) and minigrad.gradcheck.check_module(...)
 from . import functional
 from . import nn
+from . import optim
+from .serialization import save, load
 
 __version__ = "0.1.0"

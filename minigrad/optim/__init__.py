@@ -1,0 +1,14 @@
+"""Optimizers, gradient clipping and learning-rate schedules, as in ``torch.optim``.
+
+    opt = minigrad.optim.Adam(model.parameters(), lr=1e-3)
+    loss.backward()
+    minigrad.optim.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad()
+"""
+from .adam import Adam, AdamW
+from .clip import clip_grad_norm_
+from .lr_scheduler import LRScheduler, NoamLR, StepLR, WarmupInverseSqrtLR
+from .optimizer import Optimizer
+from .sgd import SGD
+from . import lr_scheduler

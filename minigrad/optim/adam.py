@@ -1,0 +1,58 @@
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019)."""
+from .. import backend
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """Adaptive moments.  At step t (from 1), with g the gradient:
+
+        g = g + weight_decay * p        (Adam: L2 penalty added to the gradient)
+        p = p * (1 - lr * weight_decay) (AdamW: decoupled decay, g unchanged)
+        m = beta1 * m + (1 - beta1) * g          (first moment)
+        v = beta2 * v + (1 - beta2) * g^2        (second moment)
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+    the last line being p - lr * m_hat / (sqrt(v_hat) + eps) with the bias
+    corrections m_hat = m / (1 - beta1^t), v_hat = v / (1 - beta2^t).
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        if lr < 0 or eps < 0 or weight_decay < 0:
+            raise ValueError(f"{type(self).__name__}: lr, eps and weight_decay must be >= 0")
+        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    def step(self):
+        for group, p, state in self._params_with_grad():
+            lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            xp = backend.array_module(p.data)
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = xp.zeros_like(p.data)       # m
+                state["exp_avg_sq"] = xp.zeros_like(p.data)    # v
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            g, data = p.grad, p.data
+            if decay and self.decoupled_weight_decay:
+                data = data * (1 - lr * decay)
+            elif decay:
+                g = g + decay * data
+            m *= beta1                                        # the moments are ours: in place
+            m += (1 - beta1) * g
+            v *= beta2
+            v += (1 - beta2) * (g * g)
+            denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
+            self._update(p, data - (lr / (1 - beta1 ** t)) * (m / denom))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p shrinks by lr * weight_decay * p each step,
+    outside the adaptive scaling (so decay is not divided by sqrt(v))."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,0 +1,36 @@
+"""Stochastic gradient descent, with momentum and Nesterov momentum."""
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """p <- p - lr * d, where (as in PyTorch):
+
+        g = grad + weight_decay * p                      (L2 penalty)
+        b = g                        at the first step    (momentum buffer)
+        b = momentum * b + (1 - dampening) * g  after
+        d = g + momentum * b   if nesterov,   else d = b  (d = g without momentum)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0, got {lr}, {momentum}, {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: nesterov momentum needs momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def step(self):
+        for group, p, state in self._params_with_grad():
+            g = p.grad
+            if group["weight_decay"]:
+                g = g + group["weight_decay"] * p.data
+            momentum = group["momentum"]
+            if momentum:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.copy()
+                else:
+                    buf *= momentum                          # the buffer is ours: update in place
+                    buf += (1 - group["dampening"]) * g
+                g = g + momentum * buf if group["nesterov"] else buf
+            self._update(p, p.data - group["lr"] * g)
