@@ -13,30 +13,35 @@ class Embedding(Module):
     ``padding_idx`` row starts at zero and gets no gradient.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None, _weight=None):
         super().__init__()
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
             raise ValueError(f"Embedding: padding_idx {padding_idx} must be within num_embeddings={num_embeddings}")
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
-        self.reset_parameters()
+        if _weight is None:
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
+            self.reset_parameters()
+        else:  # from_pretrained: use the given table as it is (no random draws)
+            self.weight = Parameter(_weight, dtype=dtype, device=device)
 
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight.data[self.padding_idx] = 0   # fresh array from normal_: nothing else shares it
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
-        """An Embedding whose table is ``embeddings`` (V, D); frozen (no gradient) by default."""
+        """An Embedding whose table is a copy of ``embeddings`` (V, D); frozen (no gradient) by default.
+
+        As in PyTorch, the ``padding_idx`` row is kept as given (not zeroed) but gets no gradient.
+        """
         embeddings = embeddings if isinstance(embeddings, Tensor) else Tensor(embeddings)
         if embeddings.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: expected a (num_embeddings, dim) table, got {embeddings.shape}")
         layer = cls(embeddings.shape[0], embeddings.shape[1], padding_idx=padding_idx,
-                    dtype=embeddings.dtype, device=embeddings.device)
-        layer.weight.data = embeddings.data.copy()
+                    device=embeddings.device, _weight=embeddings.data.copy())
         layer.weight.requires_grad = not freeze
         return layer
 

@@ -5,13 +5,16 @@ the Modules it holds, named by attribute path (``encoder.layers.0.linear1.weight
 in the order they were assigned - the same names PyTorch gives, so a state
 dict moves between the two by name.
 """
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy
 
 from .. import backend
 from ..autograd import no_grad
 from ..tensor import Tensor
+
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class Parameter(Tensor):
@@ -50,9 +53,14 @@ class Module:
             yield child
 
     def named_modules(self, prefix=""):
+        """(name, module) for self and every module below it, depth first; a shared module once."""
         stack = [(prefix, self)]
+        seen = set()
         while stack:
             name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
             yield name, module
             children = [(f"{name}.{n}" if name else n, c) for n, c in module.named_children()]
             stack.extend(reversed(children))
@@ -62,6 +70,7 @@ class Module:
             yield module
 
     def named_parameters(self, prefix=""):
+        """(name, Parameter): each module's own parameters in assignment order, then its children's."""
         seen = set()
         for module_name, module in self.named_modules(prefix):
             for name, value in vars(module).items():
@@ -103,8 +112,12 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none=True):
+        """Forget the gradients: ``p.grad = None`` (or new zeros; never written in place)."""
         for parameter in self.parameters():
-            parameter.grad = None
+            if set_to_none or parameter.grad is None:
+                parameter.grad = None
+            else:
+                parameter.grad = backend.array_module(parameter.grad).zeros_like(parameter.grad)
 
     def requires_grad_(self, requires_grad=True):
         for parameter in self.parameters():
@@ -112,20 +125,24 @@ class Module:
         return self
 
     def to(self, device=None, dtype=None):
-        """Move (and/or cast) every parameter and buffer in place; returns self."""
+        """Move (and/or cast floating) parameters, buffers and their grads in place; returns self.
+
+        model.to("cuda"), model.to(minigrad.float64), model.to("cpu", minigrad.float32)
+        """
         if isinstance(device, (numpy.dtype, type)) and dtype is None:
             device, dtype = None, device
         target = None if device is None else backend.normalize_device(device)
         for tensor in self._all_tensors():
-            data = tensor.data
-            if target is not None and backend.device_of(data) != target:
-                data = backend.asarray(backend.to_numpy(data), device=target)
-            if dtype is not None and data.dtype.kind == "f":
-                data = data.astype(dtype)
-            tensor.data = data
+            tensor.data = _moved(tensor.data, target, dtype)
             if tensor.grad is not None:
-                tensor.grad = None
+                tensor.grad = _moved(tensor.grad, target, dtype)
         return self
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
 
     def double(self):
         return self.to(dtype=numpy.float64)
@@ -149,9 +166,10 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into the parameters and buffers by name.
 
-        Values may be minigrad Tensors, NumPy arrays or PyTorch tensors.  With
-        strict=True, any missing key, unexpected key or shape mismatch raises
-        one error that lists them all.  Returns (missing_keys, unexpected_keys).
+        Values may be minigrad Tensors, NumPy arrays or PyTorch tensors; they are
+        copied (and cast to each parameter's dtype).  A shape mismatch always
+        raises; with strict=True a missing or unexpected key raises too, in one
+        RuntimeError that lists them all.  Returns (missing_keys, unexpected_keys).
         """
         own = OrderedDict(self.named_parameters())
         own.update(self.named_buffers())
@@ -177,36 +195,44 @@ class Module:
                 lines.append("  shape mismatches: " + "; ".join(mismatched))
             if not mismatched:
                 lines.append("  (pass strict=False to load the keys that match)")
-            raise KeyError("\n".join(lines))
+            raise RuntimeError("\n".join(lines))
         with no_grad():
             for name, value in values.items():
                 target = own[name]
                 target.data = backend.asarray(value, dtype=target.dtype, device=target.device)
                 target._version[0] += 1
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # -------------------------------------------------------------- printing
     def extra_repr(self):
         return ""
 
     def __repr__(self):
-        children = list(self.named_children())
-        head = f"{type(self).__name__}({self.extra_repr()}"
-        if not children:
-            return head + ")"
-        lines = [head]
-        for name, child in children:
-            child_repr = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {child_repr}")
-        return "\n".join(lines) + "\n)"
+        """The module tree, one child per line, as PyTorch prints it."""
+        extra = self.extra_repr()
+        children = [f"({name}): {child!r}" for name, child in self.named_children()]
+        if not children and "\n" not in extra:
+            return f"{type(self).__name__}({extra})"
+        lines = (extra.split("\n") if extra else []) + children
+        body = "\n".join("  " + line.replace("\n", "\n  ") for line in lines)
+        return f"{type(self).__name__}(\n{body}\n)"
 
 
 def _host_array(value):
     """A NumPy array from a minigrad Tensor, a backend array, or a PyTorch tensor."""
     if isinstance(value, Tensor):
         return backend.to_numpy(value.data)
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch.Tensor
-        return value.detach().cpu().numpy()
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch.Tensor: .numpy() shares its memory
+        return value.detach().cpu().numpy().copy()
     if type(value) in backend._array_types:
         return backend.to_numpy(value)
-    return numpy.asarray(value)
+    return numpy.array(value)
+
+
+def _moved(array, device, dtype):
+    """``array`` on ``device`` (None: where it is) and, if floating, as ``dtype`` (None: as it is)."""
+    if device is not None and backend.device_of(array) != device:
+        array = backend.asarray(backend.to_numpy(array), device=device)
+    if dtype is not None and array.dtype.kind == "f" and array.dtype != dtype:
+        array = array.astype(dtype)
+    return array
