@@ -6,6 +6,8 @@ Each function checks its arguments and calls one Function from
 from . import backend
 from . import functions as fn
 from .tensor import Tensor, cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
+from .attention import scaled_dot_product_attention  # noqa: F401  (minigrad/attention.py)
+from .functions.gelu import gelu  # noqa: F401  (exact erf GELU, minigrad/functions/gelu.py)
 
 
 def _data(value):
