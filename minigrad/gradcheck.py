@@ -4,20 +4,32 @@ For outputs y_k = fn(x) and fixed random upstream gradients v_k, the scalar
 
     L(x) = sum_k <v_k, y_k(x)>
 
-has dL/dx = sum_k J_k^T v_k, which is exactly what backward computes.  Each
-element x_i is then nudged by +-eps and the central difference
+has dL/dx = sum_k J_k^T v_k, which is exactly what backward computes: the
+"analytic" gradient a.  Each element x_i is then nudged by +-eps and the
+central difference
 
     n_i = (L(x + eps e_i) - L(x - eps e_i)) / (2 eps)
 
-is compared with the analytic a_i:  pass when |a_i - n_i| <= atol + rtol |n_i|.
+is the "numeric" one.  Element i passes when |a_i - n_i| <= atol + rtol |n_i|.
+``fast_mode`` nudges x along one random unit direction u instead, and compares
+<a, u> with (L(x + eps u) - L(x - eps u)) / (2 eps): two evaluations per input
+instead of two per element.
+
 Why float64: the difference quotient loses about half the digits of the dtype
 to cancellation, so float32 (7 digits) leaves ~3 digits, too few to tell a
-right backward from a slightly wrong one.
+right backward from a slightly wrong one.  float32 inputs are refused.
 
-At a kink (relu at 0, max with a tie) the one-sided differences
-(L(x + eps e_i) - L(x)) / eps and (L(x) - L(x - eps e_i)) / eps disagree, and
-the central difference is their average, not a derivative.  An analytic value
-between the two one-sided ones is then reported as "kink", not as a failure.
+Kinks.  At a kink (relu at 0, max with a tie) the one-sided differences
+
+    right_i = (L(x + eps e_i) - L(x)) / eps,   left_i = (L(x) - L(x - eps e_i)) / eps
+
+disagree, and the central difference is their average, not a derivative.
+Where they disagree by much more than the tolerance (and than rounding
+noise), the gap is measured again with a step ten times smaller: a smooth
+function's gap (about eps |f''|) shrinks tenfold with the step, a kink's
+does not.  At a confirmed
+kink an analytic value between the two one-sided values is reported as
+"kink", not as a failure.
 """
 import numpy
 
@@ -25,8 +37,8 @@ from . import backend
 from .autograd import no_grad
 from .tensor import Tensor
 
-EPS_BY_DTYPE = {numpy.dtype("float64"): 1e-6}
-TINY = 1e-300
+EPS_BY_DTYPE = {numpy.dtype("float64"): 1e-6}   # about the cube root of float64's epsilon
+TINY = 1e-300                                   # |a - n| / max(|a|, |n|, TINY): 0 / 0 reads as 0
 
 
 class GradcheckError(RuntimeError):
@@ -41,12 +53,14 @@ class GradcheckReport:
     """The result of a gradient check: one row per checked input or parameter.
 
     Each row is a dict with: name, shape, max_abs_error, max_rel_error,
-    worst_index, analytic, numeric, status ("ok", "FAIL", "kink"), note.
-    ``bool(report)`` is True when every row passed.
+    worst_index, analytic, numeric (both at worst_index), status ("ok",
+    "kink" or "FAIL") and note.  ``bool(report)`` is True when no row failed.
+    ``report["weight"]`` is the row named "weight".
     """
 
-    def __init__(self, rows):
+    def __init__(self, rows, settings=""):
         self.rows = rows
+        self.settings = settings
 
     @property
     def passed(self):
@@ -54,6 +68,12 @@ class GradcheckReport:
 
     def __bool__(self):
         return self.passed
+
+    def __getitem__(self, name):
+        for row in self.rows:
+            if row["name"] == name:
+                return row
+        raise KeyError(f"no row named {name!r}; rows: {[row['name'] for row in self.rows]}")
 
     def table(self):
         header = ("name", "shape", "max abs err", "max rel err", "worst index", "analytic", "numeric", "status")
@@ -66,6 +86,8 @@ class GradcheckReport:
         widths = [max(len(line[c]) for line in lines) for c in range(len(header))]
         text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
         text.insert(1, "  ".join("-" * w for w in widths))
+        if self.settings:
+            text.insert(0, self.settings)
         notes = [f"{row['name']}: {row['note']}" for row in self.rows if row["note"]]
         return "\n".join(text + notes)
 
@@ -85,6 +107,15 @@ def _as_tuple(outputs):
     return tuple(flat)
 
 
+def _refuse_low_precision(what, dtype):
+    if dtype != numpy.float64:
+        raise TypeError(
+            f"gradcheck: {what} has dtype {dtype}; gradcheck needs float64 (a finite difference in "
+            f"{dtype} keeps too few correct digits to judge a backward). Create the inputs with "
+            "dtype=minigrad.float64, and call module.double() on a Module."
+        )
+
+
 class _Objective:
     """L(x) = sum_k <v_k, y_k(x)>, with v_k drawn once from a seeded generator."""
 
@@ -94,16 +125,17 @@ class _Objective:
         outputs = self._call()
         rng = numpy.random.default_rng(seed)
         self.upstream = []
-        for out in outputs:
+        for position, out in enumerate(outputs):
             if isinstance(out, Tensor) and out.dtype.kind == "f":
+                _refuse_low_precision(f"output {position}", out.dtype)
                 v = rng.standard_normal(out.shape)
                 self.upstream.append(backend.asarray(v, dtype=out.dtype, device=out.device))
-            else:
+            else:                   # integer outputs (argmax indices) carry no gradient
                 self.upstream.append(None)
         self.outputs = outputs
 
     def _call(self):
-        # the same random draws (dropout) in every evaluation
+        # the same random draws (dropout masks) in every evaluation
         backend.host_generator().bit_generator.state = self.rng_state
         return _as_tuple(self.fn(*self.args))
 
@@ -117,105 +149,133 @@ class _Objective:
         return total
 
     def backward(self):
-        """Run backward once per output with its v_k; gradients add up in .grad."""
+        """Run backward once per output with its v_k; the gradients add up in .grad."""
         outputs = [(o, v) for o, v in zip(self.outputs, self.upstream) if v is not None and o.requires_grad]
         for position, (out, v) in enumerate(outputs):
             out.backward(v, retain_graph=position < len(outputs) - 1)
 
 
-def _compare(name, tensor, analytic, plus, minus, center, eps, atol, rtol):
-    """One report row from host arrays of analytic and perturbed objective values."""
+def _nudged_value(objective, data, index, step):
+    """L(x) with x[index] moved by ``step``; x is restored even if fn raises."""
+    original = data[index].copy()
+    data[index] = original + step
+    try:
+        return objective.value()
+    finally:
+        data[index] = original
+
+
+def _compare(name, shape, analytic, plus, minus, center, eps, atol, rtol, nudge):
+    """One report row, from host arrays of the analytic gradient and the nudged values of L.
+
+    ``nudge(index, step)`` evaluates L with element ``index`` moved by ``step``
+    (used only to confirm suspected kinks).
+    """
     numeric = (plus - minus) / (2 * eps)
     abs_error = numpy.abs(analytic - numeric)
     rel_error = abs_error / numpy.maximum(numpy.maximum(numpy.abs(analytic), numpy.abs(numeric)), TINY)
     allowed = atol + rtol * numpy.abs(numeric)
-    failing = abs_error > allowed
-    status, note = "ok", ""
-    if failing.any() and center is not None:
-        right = (plus - center) / eps
-        left = (center - minus) / eps
-        one_sided_gap = numpy.abs(right - left)
-        kink = one_sided_gap > 10 * allowed
-        between = ((analytic >= numpy.minimum(left, right) - allowed)
-                   & (analytic <= numpy.maximum(left, right) + allowed))
-        explained = failing & kink & between
-        if explained.any():
-            status = "kink"
-            where = tuple(int(i) for i in numpy.unravel_index(numpy.argmax(explained), analytic.shape))
-            note = (f"{int(explained.sum())} element(s), e.g. {where}, sit at a kink (one-sided differences "
-                    f"{left[where]:.4g} and {right[where]:.4g} disagree); the analytic value lies between them, "
-                    "so central differences cannot judge it. Move the inputs away from the kink to check it.")
-        failing = failing & ~explained
+    right = (plus - center) / eps
+    left = (center - minus) / eps
+    gap = numpy.abs(right - left)
+
+    kink = numpy.zeros(shape, dtype=bool)
+    small = eps / 10
+    rounding = 4 * numpy.finfo(numpy.float64).eps * max(abs(center), 1.0) / small   # noise in a gap at `small`
+    for index in numpy.ndindex(*shape):
+        if gap[index] > 10 * allowed[index] and gap[index] > 10 * rounding:
+            small_gap = abs((nudge(index, small) - center) / small - (center - nudge(index, -small)) / small)
+            kink[index] = abs(small_gap - gap[index] / 10) > gap[index] / 20   # a curve shrinks it tenfold
+    between = ((analytic >= numpy.minimum(left, right) - allowed)
+               & (analytic <= numpy.maximum(left, right) + allowed))
+    failing = (abs_error > allowed) & ~(kink & between)
+
+    status, notes = "ok", []
+    accepted = kink & ~failing
+    if accepted.any():
+        status = "kink"
+        where = tuple(int(i) for i in numpy.unravel_index(numpy.argmax(accepted), shape))
+        notes.append(
+            f"{int(accepted.sum())} element(s), e.g. {where}, sit at a kink: the one-sided differences "
+            f"{left[where]:.6g} (left) and {right[where]:.6g} (right) disagree, so finite differences "
+            "cannot judge the derivative there; the analytic value lies between them, so it is accepted. "
+            "Move the inputs away from the kink (relu(x + 0.5), no ties in max) to check them too."
+        )
     if failing.any():
         status = "FAIL"
         worst = numpy.argmax(numpy.where(failing, abs_error / allowed, -1.0))
+        at_kink = failing & kink
+        notes.insert(0, f"{int(failing.sum())} of {failing.size} element(s) differ: the gradient from "
+                        "backward (analytic) disagrees with finite differences (numeric)"
+                        + (f"; {int(at_kink.sum())} of them at a kink, with the analytic value outside the "
+                           "two one-sided differences" if at_kink.any() else ""))
     else:
         worst = numpy.argmax(abs_error) if abs_error.size else 0
-    worst_index = tuple(int(i) for i in numpy.unravel_index(worst, analytic.shape)) if analytic.size else ()
-    pick = (lambda a: float(a[worst_index])) if analytic.size else (lambda a: 0.0)
+    worst_index = tuple(int(i) for i in numpy.unravel_index(worst, shape)) if abs_error.size else ()
+    pick = (lambda a: float(a[worst_index])) if abs_error.size else (lambda a: 0.0)
     return {
-        "name": name, "shape": tuple(tensor.shape),
+        "name": name, "shape": tuple(shape),
         "max_abs_error": float(abs_error.max()) if abs_error.size else 0.0,
         "max_rel_error": float(rel_error.max()) if rel_error.size else 0.0,
         "worst_index": worst_index, "analytic": pick(analytic), "numeric": pick(numeric),
-        "status": status, "note": note,
+        "status": status, "note": "\n  ".join(notes),
     }
 
 
 def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     for name, tensor in named:
-        if tensor.dtype != numpy.float64:
-            raise TypeError(
-                f"gradcheck: {name} has dtype {tensor.dtype}; finite differences need float64 "
-                "(float32 keeps only ~3 correct digits of a difference quotient). Create the inputs "
-                "with dtype=minigrad.float64 and call module.double()."
+        _refuse_low_precision(name, tensor.dtype)
+        if tensor.grad_fn is not None:
+            raise ValueError(
+                f"gradcheck: {name} is not a leaf (it was computed by {tensor.grad_fn.name()}); "
+                "pass x.detach().requires_grad_() and do the computation inside fn"
             )
     if eps is None:
         eps = EPS_BY_DTYPE[numpy.dtype("float64")]
+
+    # the analytic gradient, leaving any .grad the caller had untouched
     saved_grads = [t.grad for _, t in named]
     for _, tensor in named:
         tensor.grad = None
-    objective = _Objective(fn, args, seed)
-    objective.backward()
-    analytic = []
-    for name, tensor in named:
-        grad = tensor.grad
-        analytic.append(numpy.zeros(tensor.shape) if grad is None else backend.to_numpy(grad))
-    for (_, tensor), grad in zip(named, saved_grads):
-        tensor.grad = grad
+    try:
+        objective = _Objective(fn, args, seed)
+        objective.backward()
+        analytic = [numpy.zeros(t.shape) if t.grad is None else backend.to_numpy(t.grad) for _, t in named]
+    finally:
+        for (_, tensor), grad in zip(named, saved_grads):
+            tensor.grad = grad
 
     rows = []
     rng = numpy.random.default_rng(seed + 1)
-    center = None if fast_mode else objective.value()
+    center = objective.value()
     for (name, tensor), grad in zip(named, analytic):
         data = tensor.data
-        if fast_mode:  # one random direction u:  <grad, u>  vs  (L(x + eps u) - L(x - eps u)) / (2 eps)
+        if fast_mode:   # one random unit direction u:  <grad, u>  vs  (L(x + eps u) - L(x - eps u)) / (2 eps)
             u = rng.standard_normal(tensor.shape)
-            u /= max(numpy.linalg.norm(u), TINY)
-            original = data.copy()
-            step = backend.asarray(u * eps, dtype=data.dtype, device=tensor.device)
-            data[...] = original + step
-            plus = objective.value()
-            data[...] = original - step
-            minus = objective.value()
-            data[...] = original
-            row = _compare(name, tensor, numpy.array(float((grad * u).sum())),
-                           numpy.array(plus), numpy.array(minus), None, eps, atol, rtol)
-            row["worst_index"] = "direction"
-            rows.append(row)
-            continue
-        plus = numpy.zeros(tensor.shape)
-        minus = numpy.zeros(tensor.shape)
-        for index in numpy.ndindex(*tensor.shape):
-            original = float(data[index])
-            data[index] = original + eps
-            plus[index] = objective.value()
-            data[index] = original - eps
-            minus[index] = objective.value()
-            data[index] = original
-        rows.append(_compare(name, tensor, grad, plus, minus, numpy.full(tensor.shape, center),
-                             eps, atol, rtol))
-    report = GradcheckReport(rows)
+            u /= max(float(numpy.linalg.norm(u)), TINY)
+
+            def nudge(index, step, data=data, u=u, device=tensor.device):
+                return _nudged_value(objective, data, Ellipsis,
+                                     backend.asarray(u * step, dtype=data.dtype, device=device))
+
+            shape = ()
+            grad = numpy.array(float((grad * u).sum()))
+        else:
+            def nudge(index, step, data=data):
+                return _nudged_value(objective, data, index, step)
+
+            shape = tuple(tensor.shape)
+        plus = numpy.zeros(shape)
+        minus = numpy.zeros(shape)
+        for index in numpy.ndindex(*shape):
+            plus[index] = nudge(index, eps)
+            minus[index] = nudge(index, -eps)
+        row = _compare(name, shape, grad, plus, minus, center, eps, atol, rtol, nudge)
+        if fast_mode:
+            row["shape"], row["worst_index"] = tuple(tensor.shape), "direction"
+        rows.append(row)
+    mode = "fast mode: one random direction per input" if fast_mode else "every element"
+    report = GradcheckReport(rows, f"gradcheck ({mode}; eps={eps:g}, atol={atol:g}, rtol={rtol:g})")
     if raise_exception and not report.passed:
         raise GradcheckError(report)
     return report
@@ -233,15 +293,18 @@ def gradcheck(fn, inputs, *, eps=None, atol=1e-5, rtol=1e-3, fast_mode=False,
               raise_exception=True, seed=0):
     """Check the gradient of ``fn`` for every input that requires grad.
 
-    fn:      called as fn(*inputs); returns a Tensor or a tuple of Tensors
-    inputs:  a Tensor or a tuple of Tensors (and other arguments); float64
-    eps:     finite-difference step (default 1e-6 for float64)
+    fn:      called as fn(*inputs); returns a Tensor or a (nested) tuple of Tensors
+    inputs:  a Tensor or a tuple of Tensors (and other arguments); the ones to
+             check are float64 leaves with requires_grad=True
+    eps:     finite-difference step (None: EPS_BY_DTYPE, 1e-6 for float64)
     atol, rtol: an element passes when |analytic - numeric| <= atol + rtol |numeric|
     fast_mode: compare one random directional derivative per input instead
                of every element (for large tensors)
+    seed:    seeds the random upstream gradients and directions
 
-    Returns a GradcheckReport (truthy when every input passed); raises
-    GradcheckError with the report's table when one fails and raise_exception.
+    Returns a GradcheckReport (truthy when no input failed; print it for the
+    table); raises GradcheckError, whose text is the table, when one fails and
+    ``raise_exception``.
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     named = _inputs_to_check(inputs)
@@ -254,7 +317,8 @@ def check_module(module, *inputs, eps=None, atol=1e-5, rtol=1e-3, fast_mode=Fals
                  raise_exception=True, seed=0):
     """gradcheck over the inputs that require grad and every parameter of ``module``.
 
-    Rows are named "input 0", ... and by parameter name ("weight", "bias_hh_l0", ...).
+    Rows are named "input 0", ... and by parameter name ("weight", "layers.0.bias", ...).
+    Call ``module.double()`` and pass float64 inputs first.
     """
     named = _inputs_to_check(inputs)
     named += [(name, p) for name, p in module.named_parameters() if p.requires_grad]
