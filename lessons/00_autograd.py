@@ -1,0 +1,437 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 0: Autograd and gradient checking
+#
+# **What you will learn**
+#
+# 1. How minigrad records a *graph* of operations while it computes, and how
+#    `backward()` walks that graph in reverse applying the chain rule.
+# 2. Why gradients *accumulate* (`+=`) when a value is used twice.
+# 3. How to check any gradient with *finite differences*, how to measure the
+#    disagreement with the *relative error*, and how to choose the step `eps`.
+# 4. Why gradient checks are done in **float64**: in float32 a correct and a
+#    slightly wrong backward look the same.
+# 5. How to write your own differentiable `Function`, and how `minigrad.gradcheck`
+#    catches a wrong backward.
+# 6. A first training loop: autograd plus plain gradient descent.
+#
+# Run it as a script (`python lessons/00_autograd.py`, `--quick` for a
+# 5-second version) or open it as a notebook.  Full mode takes about 10 s.
+#
+# **Notation** (used in every lesson).  `L` is a scalar loss.  For any value
+# `x` in the computation, `dL/dx` is the gradient of `L` with respect to `x`: an
+# array of `x`'s shape.  In code it is `x.grad`, and inside a backward the
+# gradient arriving from above is `dout` (= `dL/dy` for the output `y`).
+# Textbooks also write it ∇ₓL, or δ for the gradient at a layer's
+# pre-activation (Nielsen, Goodfellow et al.); CS231n writes `dx`.  PyTorch uses
+# the same `.grad` and `backward()` as minigrad.
+
+# %%
+import math
+
+import numpy as np
+
+import minigrad
+from minigrad import nn
+from minigrad import functional as F
+from minigrad import lesson
+from minigrad.autograd import Function
+
+run = lesson.setup("00_autograd")
+plt = run.pyplot()
+f64 = minigrad.float64
+
+# %% [markdown]
+# ## 1. A graph, forward and backward
+#
+# One tanh neuron and a squared error:
+#
+#     z = w x + b,     y = tanh(z),     L = (y - t)²
+#
+# Each operation on a tensor that `requires_grad` creates a node remembering
+# its inputs and what its backward will need.  Every tensor computed this way
+# has a `grad_fn`: the node that produced it.  The leaves (`w`, `b`) have none.
+
+# %%
+x = minigrad.tensor(1.5, dtype=f64)                      # an input: no gradient wanted
+t = minigrad.tensor(0.2, dtype=f64)                      # the target
+w = minigrad.tensor(0.8, dtype=f64, requires_grad=True)  # parameters: leaves of the graph
+b = minigrad.tensor(-0.3, dtype=f64, requires_grad=True)
+
+z = w * x + b
+y = z.tanh()
+L = (y - t) ** 2
+print(f"z = {z.item():.6f}   y = {y.item():.6f}   L = {L.item():.6f}")
+
+
+def show_graph(tensor, names):
+    """Print the graph that produced ``tensor``, from the output back to the leaves (iteratively)."""
+    stack = [(tensor, 0)]
+    while stack:
+        node, depth = stack.pop()
+        indent = "    " * depth
+        if node is None:
+            print(f"{indent}(a constant: no gradient flows here)")
+        elif node.grad_fn is None:
+            print(f"{indent}{names.get(id(node), '?')} = {node.item():.4f}   leaf")
+        else:
+            print(f"{indent}{node.grad_fn.name()} -> {node.item():.4f}")
+            stack.extend((parent, depth + 1) for parent in reversed(node.grad_fn.inputs))
+
+
+show_graph(L, {id(w): "w", id(b): "b"})
+
+# %% [markdown]
+# `L.backward()` visits the nodes from `L` back to the leaves.  At each node it
+# multiplies the gradient arriving from above by the node's local derivative
+# (the chain rule) and passes the result down:
+#
+#     dL/dy = 2 (y - t)
+#     dL/dz = dL/dy · (1 - y²)          (tanh' = 1 - tanh²)
+#     dL/dw = dL/dz · x,     dL/db = dL/dz · 1
+#
+# Let us check that autograd agrees with these four lines done by hand.
+
+# %%
+L.backward()
+
+yv, xv, tv = y.item(), x.item(), t.item()
+dy = 2 * (yv - tv)
+dz = dy * (1 - yv ** 2)
+by_hand = {"w": dz * xv, "b": dz}
+rows = [{"parameter": name, "autograd": float(p.grad), "by hand": by_hand[name],
+         "difference": abs(float(p.grad) - by_hand[name])} for name, p in (("w", w), ("b", b))]
+run.table(rows, "dL/dw and dL/db: autograd against the chain rule by hand")
+run.check(all(r["difference"] < 1e-12 for r in rows), "autograd equals the hand-derived chain rule (to 1e-12)")
+
+# %% [markdown]
+# ## 2. A value used twice: gradients add up
+#
+# If `x` feeds two operations, `L` depends on `x` along two paths, and the
+# multivariable chain rule *sums* over them:  for `f = x·x + x`,
+# `df/dx = x + x + 1 = 2x + 1`.  This is why the engine adds every incoming
+# gradient into `x.grad` instead of overwriting it.  It also means that
+# gradients keep adding up across `backward()` calls until you reset them:
+# a training loop sets `.grad = None` (or calls `zero_grad()`) every step.
+
+# %%
+a = minigrad.tensor(3.0, dtype=f64, requires_grad=True)
+f = a * a + a
+f.backward()
+print(f"df/da = {float(a.grad)}   (2a + 1 = {2 * 3.0 + 1})")
+run.check(float(a.grad) == 7.0, "a value used twice receives the sum of both gradients")
+
+f = a * a + a
+f.backward()  # without resetting a.grad, the second backward adds to the first
+print(f"after a second backward without reset: a.grad = {float(a.grad)}")
+a.grad = None
+
+# %% [markdown]
+# ## 3. Tensors: backward computes a vector-Jacobian product
+#
+# For `y = W x` with `W` of shape (H, D) and `x` of shape (D,), the Jacobian
+# `dy/dW` has H·H·D entries, but backward never builds it.  Given the upstream
+# gradient `dout = dL/dy` (shape (H,)), it returns directly
+#
+#     dL/dW = dout xᵀ        (an outer product, shape (H, D)),     dL/dx = Wᵀ dout.
+#
+# `y.backward(dout)` starts the backward from a non-scalar output with that
+# upstream gradient: it is what happens inside a bigger graph.
+
+# %%
+W = minigrad.randn(3, 4, dtype=f64, requires_grad=True)
+xs = minigrad.randn(4, dtype=f64, requires_grad=True)
+dout = minigrad.randn(3, dtype=f64)
+(W @ xs).backward(dout)
+dW_hand = np.outer(dout.numpy(), xs.numpy())
+dx_hand = W.numpy().T @ dout.numpy()
+host = minigrad.backend.to_numpy  # .grad is a device array (CuPy on a GPU): copy it to NumPy
+error = max(np.abs(host(W.grad) - dW_hand).max(), np.abs(host(xs.grad) - dx_hand).max())
+print(f"max |autograd - by hand| over dL/dW and dL/dx: {error:.2e}")
+run.check(error < 1e-12, "matmul backward gives dout x^T and W^T dout")
+
+# %% [markdown]
+# ## 4. Finite differences and the relative error
+#
+# Any gradient can be checked without calculus: nudge the input and watch the
+# output.
+#
+#     forward difference:   (f(x + ε) - f(x)) / ε            error ~ ε  (Taylor)
+#     central difference:   (f(x + ε) - f(x - ε)) / (2ε)     error ~ ε²
+#
+# But a computer stores `f` with a relative rounding error of about `u`
+# (u ≈ 1e-16 in float64, 6e-8 in float32), and dividing by ε blows that up to
+# about `u / ε`.  The total error is therefore smallest at a middle ε: about
+# `u^(1/2)` for forward and `u^(2/3)` for central differences.  In float64 the
+# central difference then agrees with the true derivative to ~10 digits; in
+# float32 to only ~4-5.
+#
+# We compare an analytic gradient `a` with a numeric one `n` by the
+# **relative error**
+#
+#     rel(a, n) = |a - n| / max(|a|, |n|)
+#
+# which is scale-free (a gradient of 1e6 and one of 1e-6 are judged alike).
+# Rough guide in float64: below 1e-7 is right; 1e-4 and above is almost
+# always a bug.
+
+# %%
+def g(x):
+    """The function we differentiate, elementwise: g(x) = tanh(x) exp(x), built from minigrad ops."""
+    return x.tanh() * x.exp()
+
+
+points = np.linspace(-2, 2, 17)  # check g'(x) at 17 points at once: g acts elementwise
+probe = minigrad.tensor(points, dtype=f64, requires_grad=True)
+g(probe).sum().backward()
+exact = minigrad.backend.to_numpy(probe.grad)  # autograd in float64: exact to rounding (section 1)
+
+
+def g_values(values, dtype):
+    return g(minigrad.tensor(values, dtype=dtype)).numpy().astype(np.float64)
+
+
+def relative_error(a, n):
+    """max over elements of |a - n| / max(|a|, |n|)."""
+    return float(np.max(np.abs(a - n) / np.maximum(np.maximum(np.abs(a), np.abs(n)), 1e-300)))
+
+
+epsilons = [10.0 ** -k for k in np.arange(1, 13, run.size(1.0, 0.5))]
+curves = {"forward, float64": [], "central, float64": [], "central, float32": []}
+for eps in epsilons:
+    forward = (g_values(points + eps, f64) - g_values(points, f64)) / eps
+    central = (g_values(points + eps, f64) - g_values(points - eps, f64)) / (2 * eps)
+    central32 = (g_values(points + eps, minigrad.float32) - g_values(points - eps, minigrad.float32)) / (2 * eps)
+    curves["forward, float64"].append(relative_error(exact, forward))
+    curves["central, float64"].append(relative_error(exact, central))
+    curves["central, float32"].append(relative_error(exact, central32))
+
+rows = []
+for name, errors in curves.items():
+    best = int(np.argmin(errors))
+    rows.append({"difference": name, "best eps": epsilons[best], "best relative error": errors[best],
+                 "error at eps=1e-6": errors[int(np.argmin([abs(math.log10(e) + 6) for e in epsilons]))]})
+run.table(rows, "Finite differences of g(x) = tanh(x) exp(x) against autograd (max over 17 points)")
+
+if plt:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, errors in curves.items():
+        ax.loglog(epsilons, np.maximum(errors, 1e-17), marker="o", label=name)
+    ax.set_xlabel("step eps")
+    ax.set_ylabel("max relative error against autograd")
+    ax.set_title("Truncation error falls with eps, rounding error grows")
+    ax.invert_xaxis()
+    ax.legend()
+    run.savefig(fig, "finite_difference_error.png")
+
+best64 = min(curves["central, float64"])
+best32 = min(curves["central, float32"])
+run.check(best64 < 1e-8, f"central differences in float64 reach a relative error of {best64:.1e} (< 1e-8)")
+run.check(best32 > 1e-6, f"in float32 they cannot get below {best32:.1e} (> 1e-6)")
+
+# %% [markdown]
+# ## 5. Why float64: a subtle bug that float32 cannot see
+#
+# A *numeric gradient* of a tensor function checks one element at a time,
+# which is all `gradcheck` does (plus a random upstream gradient so that every
+# output matters).  Here is the loop, written out:
+
+# %%
+def numeric_gradient(fn, x, eps):
+    """Central differences of the scalar fn(x) with respect to every element of x (a Tensor)."""
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(*x.shape):
+        original = float(x.data[index])
+        with minigrad.no_grad():
+            x.data[index] = original + eps
+            plus = fn(x).item()
+            x.data[index] = original - eps
+            minus = fn(x).item()
+            x.data[index] = original
+        grad[index] = (plus - minus) / (2 * eps)
+    return grad
+
+
+# %% [markdown]
+# Now two backwards for `L = sum(v · tanh(x))`: the right one, `dL/dx = v (1 - tanh²x)`,
+# and one that is wrong by 0.1% (think of a constant typed with too few digits).
+# We measure the relative error of each against finite differences, in float32
+# (with the usual ε = 1e-3) and in float64 (ε = 1e-6).
+
+# %%
+rows = []
+for dtype, eps in ((minigrad.float32, 1e-3), (f64, 1e-6)):
+    minigrad.manual_seed(1)
+    xt = minigrad.randn(4, 5, dtype=dtype)
+    v = minigrad.randn(4, 5, dtype=dtype)
+    n = numeric_gradient(lambda x: (v * x.tanh()).sum(), xt, eps)
+    right = (v * (1 - xt.tanh() ** 2)).numpy()
+    wrong = right * 1.001
+    rows.append({"dtype": str(dtype), "eps": eps, "right backward": relative_error(right, n),
+                 "0.1% wrong backward": relative_error(wrong, n)})
+run.table(rows, "Max relative error against finite differences")
+f32_row, f64_row = rows
+run.check(f32_row["right backward"] > 0.5 * f32_row["0.1% wrong backward"],
+          "in float32 the right backward shows an error as large as the wrong one's: no tolerance separates them")
+run.check(f64_row["right backward"] < 1e-6 and f64_row["0.1% wrong backward"] > 1e-4,
+          "in float64 the right backward stays below 1e-6 while the bug stands out above 1e-4")
+
+# %% [markdown]
+# In float32 both columns are about 1e-2 (the worst element is one whose
+# gradient is small, so its relative error is large), and no tolerance
+# separates them.  In float64 the right backward sits orders of magnitude
+# below the wrong one.  This is why `minigrad.gradcheck` refuses float32 inputs:
+
+# %%
+try:
+    minigrad.gradcheck(lambda x: x.tanh(), minigrad.randn(3, requires_grad=True))
+except TypeError as error:
+    print("gradcheck says:", error)
+
+# %% [markdown]
+# ## 6. Your own Function, and gradcheck catching a wrong backward
+#
+# Every operation in minigrad is a `Function` with a `forward` on arrays and a
+# hand-written `backward` (read `minigrad/functions/elementwise.py`).  Here is
+# softplus, `y = log(1 + exp(x))`, whose derivative is the sigmoid
+# `dy/dx = 1 / (1 + exp(-x))`.  `xp` is NumPy on the CPU and CuPy on a GPU, so
+# the same code runs on both.  (We write it the naive way; a library version
+# guards `exp` against overflow for large `x`.)
+
+# %%
+class Softplus(Function):
+    """y = log(1 + exp(x)).   dy/dx = sigmoid(x).   Any shape."""
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = minigrad.backend.array_module(x)
+        ctx.save_for_backward(x)
+        return xp.log1p(xp.exp(x))
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        xp = minigrad.backend.array_module(x)
+        return (dout / (1 + xp.exp(-x)),)      # dy/dx = sigmoid(x)
+
+
+class SoftplusWrong(Softplus):
+    """The same forward with a classic mistake: the derivative of sigmoid instead of sigmoid."""
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        xp = minigrad.backend.array_module(x)
+        s = 1 / (1 + xp.exp(-x))
+        return (dout * s * (1 - s),)           # wrong: this is sigmoid'(x), not sigmoid(x)
+
+
+xin = minigrad.randn(3, 4, dtype=f64, requires_grad=True)
+report = minigrad.gradcheck(Softplus.apply, (xin,))
+print(report)
+run.check(report.passed, "gradcheck passes the right softplus backward")
+
+bad_report = minigrad.gradcheck(SoftplusWrong.apply, (xin,), raise_exception=False)
+print(bad_report)
+run.check(not bad_report.passed, "gradcheck rejects the wrong softplus backward")
+
+# %% [markdown]
+# The report names the worst element and both values, so you can see *where*
+# the backward is wrong.  `gradcheck.check_module` does the same for every
+# parameter of a layer: here a small network in float64 (`.double()`).
+
+# %%
+net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).double()
+batch = minigrad.randn(4, 3, dtype=f64)
+module_report = minigrad.gradcheck.check_module(net, batch)
+print(module_report)
+run.check(module_report.passed, "gradcheck passes every parameter of Linear-Tanh-Linear")
+
+# %% [markdown]
+# ## 7. A first training loop
+#
+# With gradients in hand, training is a loop: forward, loss, backward, step.
+# Plain gradient descent moves each parameter against its gradient,
+#
+#     θ ← θ - η dL/dθ,
+#
+# inside `no_grad()` (the update itself must not become part of the graph), and
+# then clears the gradients.  `minigrad.optim` packages this (SGD, Adam) for
+# the later lessons.  We fit a small tanh network to `sin(x)` on [-3, 3].
+
+# %%
+minigrad.manual_seed(0)
+grid = np.linspace(-3, 3, 64).reshape(64, 1)
+inputs = minigrad.tensor(grid, dtype=minigrad.float32, device=run.device)
+targets = minigrad.tensor(np.sin(grid), dtype=minigrad.float32, device=run.device)
+model = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 1)).to(run.device)
+learning_rate = 0.1
+momentum = 0.9
+steps = run.size(300, 3000)
+velocity = [minigrad.zeros_like(p) for p in model.parameters()]
+progress = run.progress(steps)
+losses = []
+for step in range(steps):
+    loss = F.mse_loss(model(inputs), targets)
+    loss.backward()
+    with minigrad.no_grad():
+        for p, vel in zip(model.parameters(), velocity):
+            vel.mul_(momentum).add_(p.grad)     # heavy-ball momentum: v <- m v + dL/dθ
+            p.add_(vel, alpha=-learning_rate)   # θ <- θ - η v
+    model.zero_grad()
+    losses.append(loss.item())
+    progress.log(step, loss=losses[-1])
+
+run.table([{"steps": steps, "initial MSE": losses[0], "final MSE": losses[-1],
+            "variance of sin(x)": float(targets.numpy().var())}], "Fitting sin(x)")
+
+if plt:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    left.semilogy(losses)
+    left.set_xlabel("step")
+    left.set_ylabel("MSE")
+    left.set_title("training loss")
+    with minigrad.no_grad():
+        fitted = model(inputs).numpy()
+    right.plot(inputs.numpy(), targets.numpy(), label="sin(x)")
+    right.plot(inputs.numpy(), fitted, "--", label="network")
+    right.legend()
+    right.set_title("fit")
+    run.savefig(fig, "training.png")
+
+run.check(losses[-1] < losses[0] / 10, "gradient descent lowers the MSE at least tenfold")
+
+# %% [markdown]
+# ## Exercises
+#
+# The coursework turns these ideas into graded work: run `minigrad assignment list`
+# and start with the assignment on the **backward of the autograd primitives**;
+# check your answers with `minigrad check`.
+#
+# 1. Derive and implement a `Sin` Function (`xp.sin`, `dy/dx = cos x`) and
+#    gradcheck it.  Then break it on purpose (return `-cos x`) and read the report.
+# 2. In section 4, plot the forward difference in float32 as well.  Where is its
+#    best ε, and does it match `u^(1/2)`?
+# 3. `max` is not differentiable where two inputs tie.  Gradcheck
+#    `lambda x: x.amax()` at `minigrad.tensor([1.0, 1.0], dtype=minigrad.float64,
+#    requires_grad=True)` and read what the report says about kinks.
+# 4. Remove `model.zero_grad()` from the training loop.  What happens, and why?
+#    (Section 2 has the answer.)
+# 5. Section 1's `show_graph` prints a node twice when it is used twice.  Why is
+#    `backward()` nevertheless correct?  (Hint: it visits nodes in topological
+#    order and sums the incoming gradients before passing them on.)
+
+# %%
+run.done()

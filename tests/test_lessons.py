@@ -1,0 +1,95 @@
+"""Every lesson runs in quick mode, as a student would run it, and passes its own checks.
+
+Each lesson (lessons/NN_name.py) asserts its headline results with
+``run.check(...)``, so exit code 0 means: it ran top to bottom on tiny sizes
+and every claim it makes held.  Quick mode is meant to take under 30 s on a
+CPU; the limit below is that budget.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minigrad import lesson
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.py"))
+TIME_LIMIT_S = 30
+
+
+def _environment(output):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["MINIGRAD_QUICK"] = "1"
+    env["MINIGRAD_LESSON_OUT"] = str(output)
+    env["MPLBACKEND"] = "Agg"
+    env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")  # lessons are overhead-bound at these sizes
+    return env
+
+
+def test_lessons_are_found():
+    assert any(path.name == "00_autograd.py" for path in LESSONS)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_runs_in_quick_mode(path, tmp_path):
+    started = time.perf_counter()
+    try:
+        result = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=_environment(tmp_path),
+                                capture_output=True, text=True, timeout=TIME_LIMIT_S)
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"{path.name} took more than {TIME_LIMIT_S} s in quick mode:\n{error.stdout or ''}")
+    seconds = time.perf_counter() - started
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{path.name} failed (exit {result.returncode}):\n{output[-6000:]}"
+    assert "CHECK FAILED" not in output
+    assert re.search(r"\d+ checks passed", output), f"{path.name} did not reach run.done():\n{output[-3000:]}"
+    assert (tmp_path / "results.md").exists(), f"{path.name} printed no results table"
+    print(f"{path.name}: {seconds:.1f} s")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_format(path):
+    """Jupytext percent cells, an exercises section pointing to the coursework, public API only."""
+    text = path.read_text()
+    assert "# %% [markdown]" in text and "\n# %%\n" in text, "use Jupytext percent cells"
+    assert "## Exercises" in text and "minigrad assignment list" in text
+    assert f'lesson.setup("{path.stem}")' in text, "the lesson's output folder must carry its file name"
+    private = re.findall(r"minigrad(?:\.\w+)*\._\w+|from minigrad[\w.]* import [^\n]*\b_\w+", text)
+    assert not private, f"lessons use the public API only, found {private}"
+
+
+def test_table_formats_floats_and_markdown():
+    rows = [{"model": "LSTM", "loss": 0.123456, "tiny": 1.5e-7, "steps": 10}]
+    text = lesson.format_table(rows)
+    assert text.splitlines()[0].split() == ["model", "loss", "tiny", "steps"]
+    assert "0.1235" in text and "1.500e-07" in text
+    markdown = lesson.format_table(rows, markdown=True)
+    assert markdown.splitlines()[1] == "|---|---|---|---|"
+
+
+def test_setup_reads_quick_flag_and_output(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MINIGRAD_QUICK", raising=False)
+    monkeypatch.setenv("MINIGRAD_DEVICE", "cpu")
+    run = lesson.setup("99_test", argv=["--quick", "--out", str(tmp_path / "out")])
+    assert run.quick and run.device == "cpu" and run.output == str(tmp_path / "out")
+    assert run.size(1, 100) == 1
+    run.table([{"a": 1.0}], "title")
+    assert "### title (quick mode" in (tmp_path / "out" / "results.md").read_text()
+    run.check(True, "fine")
+    with pytest.raises(AssertionError, match="99_test: broken"):
+        run.check(False, "broken")
+    run.done()
+    assert "1 checks passed" in capsys.readouterr().out
+
+
+def test_progress_prints_every_and_last(capsys):
+    progress = lesson.Progress(total=5, every=2)
+    for step in range(5):
+        progress.log(step, loss=float(step))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines] == ["2/5", "4/5", "5/5"]
