@@ -1,0 +1,111 @@
+"""What every benchmark suite shares: the contract, the timer, the machine description.
+
+The suite contract (run.py imports ``benchmarks/bench_<name>.py`` for each
+suite it lists):
+
+    run(quick: bool) -> list[dict]
+
+each dict one row of the table, with the keys
+
+    case        what was timed, with its sizes ("chain of 1000 tiny ops, per op")
+    minigrad_s  seconds for one run of the case in minigrad
+    torch_s     seconds for the same case in PyTorch CPU, or None (torch missing)
+    note        a short remark (units such as "per op", which optimizer), or ""
+
+``quick`` asks for fewer repeats (and may shrink sizes) so that a smoke run
+takes seconds.  Time minigrad and PyTorch in the same process, on the same
+inputs, with ``best_time`` below.
+"""
+import datetime
+import os
+import platform
+import time
+import tracemalloc
+
+import numpy
+
+
+def best_time(fn, repeat=7, warmup=1):
+    """The MINIMUM wall-clock time of ``repeat`` calls of ``fn()`` (after ``warmup`` untimed calls).
+
+    The minimum, not the mean or median: on a shared machine other processes
+    only ever add time, so the fastest run is the best estimate of the cost
+    of the code itself.
+    """
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def best_times(fns, repeat=7, warmup=1):
+    """``best_time`` of several functions with their repeats interleaved (a, b, a, b, ...).
+
+    Interleaving exposes each to the same bursts of load from other
+    processes, which keeps their ratio steadier than timing one after the other.
+    """
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, bucket in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return [min(bucket) for bucket in times]
+
+
+def peak_memory(fn):
+    """Peak bytes allocated through Python's allocator while ``fn()`` runs (tracemalloc).
+
+    NumPy reports its array buffers to tracemalloc, so this measures minigrad's
+    arrays and graph.  PyTorch's CPU allocator does not report to tracemalloc:
+    its memory is not measured here (the process's RSS would mix in everything else).
+    """
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def torch_or_none():
+    """The torch module, or None when it is not installed (the torch column then reads "-")."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def blas_description():
+    """The BLAS libraries threadpoolctl finds loaded, with their thread counts, as one line."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS: unknown (threadpoolctl is not installed)"
+    parts = []
+    for pool in threadpool_info():
+        parts.append(f"{pool.get('internal_api')} {pool.get('version')} ({pool.get('user_api')}, "
+                     f"{pool.get('num_threads')} threads, {pool.get('architecture', '?')}, "
+                     f"{os.path.basename(pool.get('filepath', ''))})")
+    return "BLAS: " + ("; ".join(parts) if parts else "none found")
+
+
+def machine_description():
+    """Date, machine, Python, NumPy, torch and BLAS, as lines for the top of a results file."""
+    torch = torch_or_none()
+    torch_text = "not installed" if torch is None else f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    return [
+        f"date: {datetime.datetime.now().isoformat(timespec='seconds')}",
+        f"machine: {platform.node()} {platform.machine()}, {platform.processor() or platform.system()}, "
+        f"{os.cpu_count()} CPUs",
+        f"python {platform.python_version()}, numpy {numpy.__version__}, torch {torch_text}",
+        blas_description(),
+    ]

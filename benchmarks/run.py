@@ -1,0 +1,113 @@
+"""Time minigrad against PyTorch CPU, side by side in one process, and print the ratio.
+
+    python benchmarks/run.py                  every suite
+    python benchmarks/run.py --quick          fewer repeats: a smoke run of seconds
+    python benchmarks/run.py --suite core     one suite (repeat --suite for several)
+
+Suites are the modules ``benchmarks/bench_<name>.py`` named in SUITES below;
+a suite whose module does not exist yet is skipped with a note.  Each suite
+module defines
+
+    run(quick: bool) -> list[dict]     rows with keys case, minigrad_s, torch_s (or None), note
+
+(see common.py, which also holds ``best_time``: the minimum over repeats).
+The table goes to stdout and to benchmarks/results/<date>-<time>.md, headed
+by the date, the machine, the versions, and the BLAS library and thread
+count that threadpoolctl found.  ratio = minigrad time / torch time: below
+1.0 minigrad is faster.
+
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which some machines set, slow down
+current NumPy builds; when either is set, this script runs itself again
+with both removed from its own environment (nothing else is changed) and
+says so.
+"""
+import argparse
+import importlib
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # `common` and the suites; minigrad from this checkout
+
+SUITES = ["core", "rnn", "attention", "text"]
+SLOW_BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+REEXEC_MARK = "MINIGRAD_BENCH_UNSET"
+
+
+def rerun_without_slow_blas_settings():
+    """Re-exec this script without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (they are read at NumPy import)."""
+    found = [name for name in SLOW_BLAS_VARIABLES if name in os.environ]
+    if not found:
+        return
+    env = {k: v for k, v in os.environ.items() if k not in SLOW_BLAS_VARIABLES}
+    env[REEXEC_MARK] = ", ".join(f"{name}={os.environ[name]}" for name in found)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def format_seconds(seconds):
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def table(rows):
+    """A markdown table: suite, case, minigrad, torch, ratio, note."""
+    lines = ["| suite | case | minigrad | torch | ratio | note |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        ratio = "-"
+        if row.get("torch_s") and row.get("minigrad_s") is not None:
+            ratio = f"{row['minigrad_s'] / row['torch_s']:.2f}x"
+        lines.append(f"| {row['suite']} | {row['case']} | {format_seconds(row.get('minigrad_s'))} | "
+                     f"{format_seconds(row.get('torch_s'))} | {ratio} | {row.get('note', '')} |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
+    parser.add_argument("--suite", action="append", choices=SUITES, help="run only this suite (repeatable)")
+    parser.add_argument("--no-save", action="store_true", help="print only; write no results file")
+    args = parser.parse_args()
+
+    from common import machine_description   # imports numpy: after the re-exec
+
+    header = machine_description()
+    if os.environ.get(REEXEC_MARK):
+        header.append(f"note: re-run with {os.environ[REEXEC_MARK]} removed from this command's "
+                      "environment (they slow NumPy down)")
+    header.append("times: minimum over repeats; minigrad and torch interleaved in one process")
+    print("\n".join(header), flush=True)
+
+    rows = []
+    for name in args.suite or SUITES:
+        try:
+            suite = importlib.import_module(f"bench_{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"bench_{name}":
+                raise   # the suite exists but something it imports is missing: a real error
+            print(f"suite {name}: skipped (benchmarks/bench_{name}.py does not exist yet)")
+            continue
+        start = time.perf_counter()
+        suite_rows = suite.run(args.quick)
+        print(f"suite {name}: {len(suite_rows)} cases in {time.perf_counter() - start:.1f} s", flush=True)
+        rows.extend(dict(row, suite=name) for row in suite_rows)
+
+    text = "\n".join(header) + "\n\n" + table(rows) + "\n"
+    print()
+    print(table(rows))
+    if not args.no_save:
+        os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S") + ("-quick" if args.quick else "")
+        path = os.path.join(HERE, "results", f"{stamp}.md")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(f"# minigrad benchmarks {stamp}\n\n" + text)
+        print(f"\nwritten to {os.path.relpath(path)}")
+
+
+if __name__ == "__main__":
+    rerun_without_slow_blas_settings()
+    main()
