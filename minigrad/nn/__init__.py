@@ -1,6 +1,8 @@
 """Layers, named and initialised as in ``torch.nn``."""
 from . import init
 from .activation import Dropout, ReLU, Sigmoid, Softmax, Tanh
+from .attention import (AdditiveScore, BilinearScore, DotScore, HardAttention, MultiheadAttention,  # noqa: F401
+                        from_torch_state_dict, to_torch_state_dict)
 from .container import ModuleList, Sequential
 from .embedding import Embedding
 from .linear import Linear
