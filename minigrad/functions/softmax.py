@@ -3,6 +3,13 @@ from .. import backend
 from ..autograd import Function
 
 
+def _row_max(x, dim):
+    """max over ``dim`` (kept), the shift that makes exp safe; 0 when ``dim`` is empty (nothing to shift)."""
+    if x.shape[dim] == 0:
+        return 0.0
+    return x.max(axis=dim, keepdims=True)
+
+
 class Softmax(Function):
     """y_i = exp(x_i - m) / sum_j exp(x_j - m),  m = max_j x_j.
 
@@ -13,7 +20,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = backend.array_module(x)
-        e = xp.exp(x - x.max(axis=dim, keepdims=True))
+        e = xp.exp(x - _row_max(x, dim))
         y = e / e.sum(axis=dim, keepdims=True)
         ctx.save_for_backward(y)
         ctx.dim = dim
@@ -35,7 +42,7 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         xp = backend.array_module(x)
-        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted = x - _row_max(x, dim)
         y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save_for_backward(y)
         ctx.dim = dim
