@@ -29,7 +29,7 @@ class Embedding(Function):
         (ids,) = ctx.saved_tensors
         xp = backend.array_module(dout)
         dweight = xp.zeros(ctx.weight_shape, dtype=dout.dtype)
-        xp.add.at(dweight, ids.reshape(-1), dout.reshape(-1, ctx.weight_shape[1]))  # accumulate per row
+        xp.add.at(dweight, ids.reshape(-1), dout.reshape(ids.size, ctx.weight_shape[1]))  # accumulate per row
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
         return dweight, None, None
