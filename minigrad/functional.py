@@ -8,6 +8,7 @@ from . import functions as fn
 from .tensor import Tensor, cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .attention import scaled_dot_product_attention  # noqa: F401  (minigrad/attention.py)
 from .functions.gelu import gelu  # noqa: F401  (exact erf GELU, minigrad/functions/gelu.py)
+from .functions.rnn import gru, lstm, rnn  # noqa: F401  (hand-written BPTT, minigrad/functions/rnn.py)
 
 
 def _data(value):

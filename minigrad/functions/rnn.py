@@ -1,0 +1,476 @@
+"""Whole sequences through an RNN, an LSTM and a GRU: one layer, one direction,
+with the backward through time written by hand.
+
+The equations are those of ``rnn_steps.py`` (read that file first); here they
+run over all T steps inside ONE autograd Function, so the graph has one node
+per layer and direction instead of dozens per step, and the work is arranged
+for speed:
+
+  forward   the input projection x W_ih^T + b for all T steps is one matmul;
+            the loop adds h_{t-1} W_hh^T to a step's (N, 4H) / (N, 3H) slice
+            of gate pre-activations and activates them in place; it keeps
+            only what the backward needs (gates, states: O(T N H)).
+  backward  the local derivatives of the gates (sigma', tanh', ...) depend
+            only on the forward's values, so they are computed for all steps
+            at once before the loop; the loop, in reverse, multiplies them by
+            the gradient carried from step t+1 (dh, and the LSTM's dc).  After
+            the loop every weight gradient is ONE matmul over all stacked steps.
+
+Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
+biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
+
+States live in one (T + 1, N, H) array ``hs``.  Going forward, step t reads
+hs[t] and writes hs[t + 1]; with ``reverse=True`` (the backward direction of
+a bidirectional layer) the loop runs t = T-1, ..., 0, step t reads hs[t + 1]
+and writes hs[t].  Either way the outputs are a slice of ``hs``.
+
+Variable lengths: ``mask`` (T, N, 1) is True where step t belongs to sequence
+n.  A padded step keeps the state it received and outputs zero, so h_n is each
+sequence's state at its own last step, and the reverse direction (which meets
+the padding first) starts from h0 at each sequence's own end.  Its gradients
+are zero.
+"""
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+
+
+def _steps(T, reverse):
+    """(t, index of the state read, index of the state written) in processing order."""
+    if reverse:
+        return [(t, t + 1, t) for t in range(T - 1, -1, -1)]
+    return [(t, t, t + 1) for t in range(T)]
+
+
+def _new_states(xp, h0, T, N, H, dtype, reverse):
+    hs = xp.empty((T + 1, N, H), dtype=dtype)
+    first = T if reverse else 0
+    if h0 is None:
+        hs[first] = 0
+    else:
+        hs[first] = h0
+    return hs
+
+
+def _outputs(hs, reverse):
+    """(states after each step, states before each step, final state), all views of hs."""
+    if reverse:
+        return hs[:-1], hs[1:], hs[0]
+    return hs[1:], hs[:-1], hs[-1]
+
+
+def _input_projection(xp, x, w_ih, biases):
+    """x W_ih^T + sum(biases) for all T steps at once: (T, N, D) -> (T, N, G*H), one matmul."""
+    T, N, D = x.shape
+    a = xp.matmul(x.reshape(T * N, D), w_ih.T).reshape(T, N, w_ih.shape[0])
+    for b in biases:
+        if b is not None:
+            a += b
+    return a
+
+
+def _check_args(name, x, h0, w_ih, w_hh, gates, states=()):
+    H = w_hh.shape[1]
+    if x.ndim != 3:
+        raise ValueError(f"{name}: expected x of shape (T, N, {w_ih.shape[1]}), got {tuple(x.shape)}")
+    if w_ih.shape[0] != gates * H or w_hh.shape != (gates * H, H):
+        raise ValueError(f"{name}: expected w_ih ({gates * H}, D) and w_hh ({gates * H}, {H}), "
+                         f"got {tuple(w_ih.shape)} and {tuple(w_hh.shape)}")
+    if x.shape[2] != w_ih.shape[1]:
+        raise ValueError(f"{name}: expected x of shape (T, N, {w_ih.shape[1]}), got {tuple(x.shape)}")
+    for label, h in (("h0", h0),) + tuple(states):
+        if h is not None and tuple(h.shape) != (x.shape[1], H):
+            raise ValueError(f"{name}: expected {label} of shape (N, H) = ({x.shape[1]}, {H}), "
+                             f"got {tuple(h.shape)}")
+
+
+def _weight_grads(ctx, dA_x, dA_h, x, h_prev, w_ih, first):
+    """The gradients of the projections, each ONE matmul over all T steps stacked:
+
+        dx = dA_x W_ih,   dW_ih = dA_x^T x,   dW_hh = dA_h^T h_prev,   db_ih = sum dA_x,   db_hh = sum dA_h
+
+    dA_x, dA_h (T, N, G*H) hold dL/d(pre-activation) of the input and the recurrent
+    projection (the same array except in the GRU); ``first`` is the position of w_ih
+    among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh), None where
+    no gradient is needed.
+    """
+    T, N, D = x.shape
+    need = ctx.needs_input_grad
+    dA_x = dA_x.reshape(T * N, dA_x.shape[2])
+    dA_h = dA_h.reshape(T * N, dA_h.shape[2])
+    dx = (dA_x @ w_ih).reshape(T, N, D) if need[0] else None
+    dw_ih = dA_x.T @ x.reshape(T * N, D) if need[first] else None
+    dw_hh = dA_h.T @ h_prev.reshape(T * N, h_prev.shape[2]) if need[first + 1] else None
+    db_ih = dA_x.sum(axis=0) if need[first + 2] else None
+    db_hh = dA_h.sum(axis=0) if need[first + 3] else None
+    return dx, dw_ih, dw_hh, db_ih, db_hh
+
+
+def _float_mask(mask, dtype):
+    """Bool mask (T, N, 1) -> (valid, padded) as 0/1 arrays of ``dtype``."""
+    valid = mask.astype(dtype)
+    return valid, 1 - valid
+
+
+# --------------------------------------------------------------------------- RNN
+
+class RNNFunction(Function):
+    """h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)  (or relu), for t = 1..T.
+
+    forward(x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity) -> (output (T, N, H), h_n (N, H))
+
+    Backward, carrying dh from step t+1 into step t:
+        dh    = dout_t + dh_next
+        da_t  = dh * f'(a_t)           f' = 1 - h_t^2 (tanh) or [h_t > 0] (relu)
+        dh_next = da_t W_hh
+    and after the loop dW_ih = dA^T X, dW_hh = dA^T H_prev, db = sum dA over all steps.
+    """
+
+    @staticmethod
+    def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity):
+        _check_args("rnn", x, h0, w_ih, w_hh, 1)
+        xp = backend.array_module(x, w_ih, w_hh)
+        T, N, _ = x.shape
+        H = w_hh.shape[1]
+        A = _input_projection(xp, x, w_ih, (b_ih, b_hh))       # (T, N, H)
+        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
+        w_hh_T = w_hh.T
+        for t, prev, nxt in _steps(T, reverse):
+            h = hs[nxt]
+            xp.matmul(hs[prev], w_hh_T, out=h)                 # h_{t-1} W_hh^T
+            h += A[t]
+            if nonlinearity == "tanh":
+                xp.tanh(h, out=h)
+            else:
+                xp.maximum(h, 0, out=h)
+            if mask is not None:                               # padded: keep the state
+                xp.copyto(h, hs[prev], where=~mask[t])
+        ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
+        ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
+        output, _, h_n = _outputs(hs, reverse)
+        if mask is not None:
+            output = output * mask
+        return output, h_n
+
+    @staticmethod
+    def backward(ctx, dout, dh_n):
+        x, hs, w_ih, w_hh, mask = ctx.saved_tensors
+        xp = backend.array_module(dout, x)
+        T, N, _ = x.shape
+        h_new, h_prev, _ = _outputs(hs, ctx.reverse)
+        # the local derivative f'(a_t) for all steps at once; the loop multiplies it by dh
+        if ctx.nonlinearity == "tanh":
+            dA = 1 - h_new * h_new                              # tanh' = 1 - h^2
+        else:
+            dA = (h_new > 0).astype(x.dtype)                    # relu' = [a > 0] = [h > 0]
+        if mask is not None:
+            valid, padded = _float_mask(mask, x.dtype)
+            dA *= valid                                        # no gradient through a padded step
+            dout = dout * valid                                # its output was a constant zero
+        dh_next = dh_n.copy()
+        for t, _, _ in reversed(_steps(T, ctx.reverse)):
+            dh = dout[t] + dh_next                             # (N, H): from the output and from step t+1
+            da = dA[t]
+            xp.multiply(da, dh, out=da)                        # da_t = dh * f'(a_t)
+            xp.matmul(da, w_hh, out=dh_next)                   # dh_{t-1} = da_t W_hh
+            if mask is not None:
+                dh_next += dh * padded[t]                      # a padded step passes dh straight through
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, dA, x, h_prev, w_ih, first=2)
+        dh0 = dh_next if ctx.needs_input_grad[1] else None
+        return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
+
+
+# --------------------------------------------------------------------------- LSTM
+
+class LSTMFunction(Function):
+    """An LSTM over T steps, gates (i, f, g, o):
+
+        [i, f, g, o] = [sigma, sigma, tanh, sigma](x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)
+        c_t = f * c_{t-1} + i * g,      h_t = o * tanh(c_t)
+
+    forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse) -> (output (T, N, H), h_n, c_n)
+
+    Backward, carrying dh and dc from step t+1 into step t (see ``lstm_step_backward``):
+        dh = dout_t + dh_next
+        dc = dc_next + dh * o * (1 - tanh(c_t)^2)
+        da = [dc * g * i(1-i),  dc * c_{t-1} * f(1-f),  dc * i * (1-g^2),  dh * tanh(c_t) * o(1-o)]
+        dh_next = da W_hh,      dc_next = dc * f
+    The bracketed factors next to dc and dh are known after the forward, so they
+    are computed for all steps before the loop and the loop only multiplies.
+    """
+
+    @staticmethod
+    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+        _check_args("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
+        xp = backend.array_module(x, w_ih, w_hh)
+        T, N, _ = x.shape
+        H = w_hh.shape[1]
+        # sigma(a) = (1 + tanh(a / 2)) / 2: halve the i, f, o rows of the weights (exact in
+        # floating point), then ONE tanh activates all four gates, and scale/shift fixes i, f, o.
+        half = xp.full((4 * H,), 0.5, dtype=x.dtype)
+        half[2 * H:3 * H] = 1
+        shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
+        w_hh_half_T = (w_hh * half[:, None]).T
+        G = _input_projection(xp, x, w_ih * half[:, None],     # (T, N, 4H)
+                              (None if b is None else b * half for b in (b_ih, b_hh)))
+        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
+        cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
+        tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
+        recurrent = xp.empty((N, 4 * H), dtype=x.dtype)
+        ig = xp.empty((N, H), dtype=x.dtype)
+        for t, prev, nxt in _steps(T, reverse):
+            g = G[t]                                           # (N, 4H), a view
+            xp.matmul(hs[prev], w_hh_half_T, out=recurrent)
+            g += recurrent
+            xp.tanh(g, out=g)
+            g *= half
+            g += shift                                         # now [i, f, g, o]
+            i, f, gg, o = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
+            c = cs[nxt]
+            xp.multiply(f, cs[prev], out=c)                    # c_t = f * c_{t-1} + i * g
+            xp.multiply(i, gg, out=ig)
+            c += ig
+            xp.tanh(c, out=tanh_cs[t])
+            xp.multiply(o, tanh_cs[t], out=hs[nxt])            # h_t = o * tanh(c_t)
+            if mask is not None:                               # padded: keep both states
+                keep = ~mask[t]
+                xp.copyto(c, cs[prev], where=keep)
+                xp.copyto(hs[nxt], hs[prev], where=keep)
+        ctx.save_for_backward(x, G, hs, cs, tanh_cs, w_ih, w_hh, mask)
+        ctx.reverse = reverse
+        output, _, h_n = _outputs(hs, reverse)
+        _, _, c_n = _outputs(cs, reverse)
+        if mask is not None:
+            output = output * mask
+        return output, h_n, c_n
+
+    @staticmethod
+    def backward(ctx, dout, dh_n, dc_n):
+        x, G, hs, cs, tanh_cs, w_ih, w_hh, mask = ctx.saved_tensors
+        xp = backend.array_module(dout, x)
+        T, N, _ = x.shape
+        H = w_hh.shape[1]
+        _, h_prev, _ = _outputs(hs, ctx.reverse)
+        _, c_prev, _ = _outputs(cs, ctx.reverse)
+        i, f, g, o = G[..., :H], G[..., H:2 * H], G[..., 2 * H:3 * H], G[..., 3 * H:]
+        # local derivatives for all steps (sigma' = s(1 - s), tanh' = 1 - y^2):
+        dA = xp.empty_like(G)                                  # (T, N, 4H)
+        dA[..., :H] = g * i * (1 - i)                          # da_i / dc
+        dA[..., H:2 * H] = c_prev * f * (1 - f)                # da_f / dc
+        dA[..., 2 * H:3 * H] = i * (1 - g * g)                 # da_g / dc
+        dA[..., 3 * H:] = tanh_cs * o * (1 - o)                # da_o / dh
+        dc_dh = o * (1 - tanh_cs * tanh_cs)                    # dc_t / dh_t through h = o tanh(c)
+        f_carry = f
+        if mask is not None:
+            valid, padded = _float_mask(mask, x.dtype)
+            dA *= valid                                        # no gradient through a padded step
+            dc_dh *= valid
+            dout = dout * valid
+            f_carry = f * valid + padded                       # a padded step passes dc through
+        dA4 = dA.reshape(T, N, 4, H)                           # gate blocks side by side (a view)
+        dh_next = dh_n.copy()
+        dc_next = dc_n.copy()
+        for t, _, _ in reversed(_steps(T, ctx.reverse)):
+            dh = dout[t] + dh_next                             # (N, H)
+            dc = dh * dc_dh[t]
+            dc += dc_next                                      # dc = dc_next + dh o (1 - tanh(c)^2)
+            ifg, o = dA4[t, :, :3], dA4[t, :, 3]
+            xp.multiply(ifg, dc[:, None, :], out=ifg)          # da_i, da_f, da_g: times dc
+            xp.multiply(o, dh, out=o)                          # da_o: times dh
+            xp.matmul(dA[t], w_hh, out=dh_next)                # dh_{t-1} = da W_hh
+            xp.multiply(dc, f_carry[t], out=dc_next)           # dc_{t-1} = dc * f
+            if mask is not None:
+                dh_next += dh * padded[t]
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, dA, x, h_prev, w_ih, first=3)
+        dh0 = dh_next if ctx.needs_input_grad[1] else None
+        dc0 = dc_next if ctx.needs_input_grad[2] else None
+        return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh, None, None
+
+
+# --------------------------------------------------------------------------- GRU
+
+class GRUFunction(Function):
+    """A GRU over T steps, gates (r, z, n) as in PyTorch (see ``gru_step_forward``):
+
+        r = sigma(ai_r + ah_r),  z = sigma(ai_z + ah_z),   ai = x_t W_ih^T + b_ih,  ah = h_{t-1} W_hh^T + b_hh
+        n = tanh(ai_n + r * ah_n)                      reset_after=True  (PyTorch)
+        n = tanh(ai_n + (r * h_{t-1}) W_hn^T + b_hn)   reset_after=False (Cho et al., d2l)
+        h_t = (1 - z) * n + z * h_{t-1}
+
+    forward(x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after) -> (output (T, N, H), h_n)
+
+    Backward, carrying dh from step t+1 into step t:
+        da_n = dh (1 - z)(1 - n^2),   da_z = dh (h_{t-1} - n) z(1 - z)
+        reset_after=True:   da_r = da_n ah_n r(1 - r);           dah = [da_r, da_z, da_n r]
+                            dh_next = dh z + dah W_hh
+        reset_after=False:  d(rh) = da_n W_hn;  da_r = d(rh) h_{t-1} r(1 - r)
+                            dh_next = dh z + [da_r, da_z] W_hrz + d(rh) r
+    """
+
+    @staticmethod
+    def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after):
+        _check_args("gru", x, h0, w_ih, w_hh, 3)
+        xp = backend.array_module(x, w_ih, w_hh)
+        T, N, _ = x.shape
+        H = w_hh.shape[1]
+        dtype = x.dtype
+        # as in the LSTM: halve the r, z rows so one tanh gives sigma(a) = (1 + tanh(a / 2)) / 2
+        half = xp.full((3 * H,), 0.5, dtype=dtype)
+        half[2 * H:] = 1
+        b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
+        b_hn = None if b_hh is None else b_hh[2 * H:]
+        # G holds [ai_r + ah_r, ai_z + ah_z, ai_n] and becomes [r, z, n]; b_hr, b_hz join the projection
+        G = _input_projection(xp, x, w_ih * half[:, None],
+                              (None if b is None else b * half for b in (b_ih, b_hrz)))
+        w_hh_half = w_hh * half[:, None]
+        hs = _new_states(xp, h0, T, N, H, dtype, reverse)
+        Hn = xp.empty((T, N, H), dtype=dtype)       # ah_n (reset_after) or r * h_{t-1} (not)
+        recurrent = xp.empty((N, 3 * H if reset_after else 2 * H), dtype=dtype)
+        hn = xp.empty((N, H), dtype=dtype)
+        w_rec_T = w_hh_half.T if reset_after else w_hh_half[:2 * H].T
+        w_hn_T = w_hh[2 * H:].T
+        for t, prev, nxt in _steps(T, reverse):
+            g, h_prev, h = G[t], hs[prev], hs[nxt]
+            rz, n = g[:, :2 * H], g[:, 2 * H:]
+            xp.matmul(h_prev, w_rec_T, out=recurrent)
+            rz += recurrent[:, :2 * H]
+            xp.tanh(rz, out=rz)
+            rz *= 0.5
+            rz += 0.5                                          # now [r, z]
+            r, z = rz[:, :H], rz[:, H:]
+            if reset_after:
+                if b_hn is None:
+                    xp.copyto(Hn[t], recurrent[:, 2 * H:])     # ah_n = h W_hn^T
+                else:
+                    xp.add(recurrent[:, 2 * H:], b_hn, out=Hn[t])   # ah_n = h W_hn^T + b_hn
+                xp.multiply(r, Hn[t], out=hn)                  # r * ah_n
+            else:
+                xp.multiply(r, h_prev, out=Hn[t])              # r * h_{t-1}
+                xp.matmul(Hn[t], w_hn_T, out=hn)               # (r * h_{t-1}) W_hn^T
+                if b_hn is not None:
+                    hn += b_hn
+            n += hn
+            xp.tanh(n, out=n)
+            xp.subtract(h_prev, n, out=h)                      # h_t = n + z * (h_{t-1} - n)
+            h *= z
+            h += n
+            if mask is not None:
+                xp.copyto(h, h_prev, where=~mask[t])
+        ctx.save_for_backward(x, G, hs, Hn, w_ih, w_hh, mask)
+        ctx.reverse, ctx.reset_after = reverse, reset_after
+        output, _, h_n = _outputs(hs, reverse)
+        if mask is not None:
+            output = output * mask
+        return output, h_n
+
+    @staticmethod
+    def backward(ctx, dout, dh_n):
+        x, G, hs, Hn, w_ih, w_hh, mask = ctx.saved_tensors
+        xp = backend.array_module(dout, x)
+        T, N, _ = x.shape
+        H = w_hh.shape[1]
+        reset_after = ctx.reset_after
+        _, h_prev, _ = _outputs(hs, ctx.reverse)
+        r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
+        # local derivatives for all steps: dai = dh * dAI, and (reset_after) dah = dh * dAH
+        dAI = xp.empty_like(G)                                  # (T, N, 3H)
+        dAI[..., 2 * H:] = (1 - z) * (1 - n * n)                # da_n / dh
+        dAI[..., H:2 * H] = (h_prev - n) * z * (1 - z)          # da_z / dh
+        if reset_after:
+            dAI[..., :H] = dAI[..., 2 * H:] * Hn * r * (1 - r)  # da_r / dh, through r * ah_n
+            dAH = dAI.copy()
+            dAH[..., 2 * H:] *= r                               # dah_n = da_n * r
+        else:
+            r_slope = h_prev * r * (1 - r)                      # da_r / d(rh)
+        z_carry = z
+        if mask is not None:
+            valid, padded = _float_mask(mask, x.dtype)
+            dAI *= valid
+            if reset_after:
+                dAH *= valid
+            else:
+                r_slope = r_slope * valid
+            dout = dout * valid
+            z_carry = z * valid + padded                        # a padded step passes dh through
+        dAI3 = dAI.reshape(T, N, 3, H)                          # gate blocks side by side (a view)
+        drh = xp.empty((N, H), dtype=x.dtype)
+        w_hrz, w_hn = w_hh[:2 * H], w_hh[2 * H:]
+        dh_next = dh_n.copy()
+        for t, _, _ in reversed(_steps(T, ctx.reverse)):
+            dh = dout[t] + dh_next                              # (N, H)
+            if reset_after:
+                xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
+                dah = dAH[t].reshape(N, 3, H)
+                xp.multiply(dah, dh[:, None, :], out=dah)            # [da_r, da_z, da_n r]
+                xp.matmul(dAH[t], w_hh, out=dh_next)            # dah W_hh
+            else:
+                zn = dAI3[t, :, 1:]
+                xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
+                da = dAI[t]
+                xp.matmul(da[:, 2 * H:], w_hn, out=drh)         # d(rh) = da_n W_hn
+                xp.multiply(drh, r_slope[t], out=da[:, :H])     # da_r = d(rh) h r(1 - r)
+                xp.matmul(da[:, :2 * H], w_hrz, out=dh_next)    # [da_r, da_z] W_hrz
+                drh *= r[t]
+                dh_next += drh                                  # + d(rh) * r
+            dh_next += dh * z_carry[t]                          # + dh * z
+        if reset_after:
+            dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAH, x, h_prev, w_ih, first=2)
+        else:
+            dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAI, x, h_prev, w_ih, first=2)
+            if dw_hh is not None:                               # the n rows saw r * h_{t-1}, not h_{t-1}
+                dw_hh[2 * H:] = dAI[..., 2 * H:].reshape(T * N, H).T @ Hn.reshape(T * N, H)
+        dh0 = dh_next if ctx.needs_input_grad[1] else None
+        return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
+
+
+# --------------------------------------------------------------------------- functional forms
+
+def _lengths_mask(lengths, T, N, device):
+    """A (T, N, 1) bool mask, True where t < lengths[n]; checks 1 <= length <= T."""
+    if lengths is None:
+        return None
+    if isinstance(lengths, Tensor):
+        lengths = lengths.tolist()
+    elif hasattr(lengths, "tolist"):
+        lengths = lengths.tolist() if not hasattr(lengths, "get") else lengths.get().tolist()
+    lengths = [int(n) for n in lengths]
+    if len(lengths) != N:
+        raise ValueError(f"lengths: expected one length per sequence, shape ({N},), got {len(lengths)} lengths")
+    if any(n < 1 or n > T for n in lengths):
+        raise ValueError(f"lengths: every length must be in [1, T] = [1, {T}] for an input of "
+                         f"shape (T, N, D) with T = {T}, got {lengths}")
+    xp = backend.get_module(device)
+    steps = xp.arange(T).reshape(T, 1, 1)
+    return steps < backend.asarray(lengths, device=device).reshape(1, N, 1)
+
+
+def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
+        nonlinearity="tanh"):
+    """One RNN layer, one direction, over a time-major sequence x (T, N, D).
+
+    h0 (N, H) or None (zeros); lengths: N ints in [1, T] or None.  Returns (output (T, N, H), h_n (N, H)).
+    """
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    mask = _lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    return RNNFunction.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
+
+
+def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False):
+    """One LSTM layer, one direction, over a time-major sequence x (T, N, D).
+
+    h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
+    """
+    mask = _lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    return LSTMFunction.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
+
+
+def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
+        reset_after=True):
+    """One GRU layer, one direction, over a time-major sequence x (T, N, D).
+
+    reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
+    Returns (output (T, N, H), h_n (N, H)).
+    """
+    mask = _lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    return GRUFunction.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)
