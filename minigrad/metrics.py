@@ -1,0 +1,261 @@
+"""Scores for sequence models: perplexity, BLEU, a count-based n-gram LM, accuracy, confusion matrix.
+
+Logarithms are natural logs throughout: a perplexity is exp(mean negative
+log-likelihood per token, in nats).
+"""
+import math
+import sys
+from collections import Counter
+
+from . import backend
+from .tensor import Tensor
+from .text.vocab import BOS, EOS, PAD_IDX, UNK
+
+
+def _array(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+# ----------------------------------------------------------------------------- perplexity
+
+def perplexity_from_nll(total_nll, n_tokens):
+    """exp(total negative log-likelihood / number of tokens), the log being natural."""
+    return math.exp(float(total_nll) / n_tokens)
+
+
+def perplexity(log_probs, targets, pad=PAD_IDX):
+    """Per-token perplexity of targets under log-probabilities, skipping padding.
+
+    log_probs: Tensor (..., V) of log p(token) (natural log, e.g. log_softmax of logits)
+    targets: int Tensor (...,); positions equal to ``pad`` are left out (pad=None keeps all).
+    A model that is uniform over V tokens has perplexity exactly V.
+    """
+    lp, ids = _array(log_probs), _array(targets)
+    xp = backend.array_module(lp, ids)
+    V = lp.shape[-1]
+    lp, ids = lp.reshape(-1, V), ids.reshape(-1)
+    picked = lp[xp.arange(ids.shape[0]), ids]                     # log p(target) per position
+    keep = xp.ones(ids.shape, dtype=bool) if pad is None else ids != pad
+    n_tokens = int(keep.sum())
+    if n_tokens == 0:
+        raise ValueError("perplexity: every target is padding")
+    return perplexity_from_nll(-float(xp.where(keep, picked, 0.0).sum()), n_tokens)
+
+
+# ----------------------------------------------------------------------------- accuracy
+
+def accuracy(predictions, targets, ignore_index=None):
+    """Fraction of correct predictions.  predictions: class ids (N,) or scores (N, C) (argmax taken)."""
+    p, t = _array(predictions), _array(targets)
+    xp = backend.array_module(p, t)
+    if p.ndim == t.ndim + 1:
+        p = xp.argmax(p, axis=-1)
+    keep = xp.ones(t.shape, dtype=bool) if ignore_index is None else t != ignore_index
+    return float((keep & (p == t)).sum()) / max(int(keep.sum()), 1)
+
+
+def confusion_matrix(predictions, targets, num_classes):
+    """int64 Tensor (C, C): entry [i, j] counts examples of true class i predicted as j."""
+    p, t = _array(predictions), _array(targets)
+    xp = backend.array_module(p, t)
+    if p.ndim == t.ndim + 1:
+        p = xp.argmax(p, axis=-1)
+    cells = t.reshape(-1).astype("int64") * num_classes + p.reshape(-1).astype("int64")
+    counts = xp.bincount(cells, minlength=num_classes * num_classes)
+    return Tensor._from_array(counts.reshape(num_classes, num_classes).astype("int64"))
+
+
+# ----------------------------------------------------------------------------- BLEU
+
+def ngrams(tokens, n):
+    """Counter of the n-grams (tuples) in a token list."""
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def modified_precision(references, hypothesis, n):
+    """(matches, total) for n-grams: each hypothesis n-gram counts at most as often as
+    it appears in any single reference (clipping), over the hypothesis's n-gram count (at least 1)."""
+    counts = ngrams(hypothesis, n)
+    max_ref = Counter()
+    for reference in references:
+        for gram, count in ngrams(reference, n).items():
+            if gram in counts:
+                max_ref[gram] = max(max_ref[gram], count)
+    matches = sum(min(count, max_ref[gram]) for gram, count in counts.items())
+    return matches, max(1, sum(counts.values()))
+
+
+def closest_ref_length(references, hyp_len):
+    """The reference length closest to the hypothesis length (the shorter one on a tie)."""
+    return min((len(r) for r in references), key=lambda r: (abs(r - hyp_len), r))
+
+
+def brevity_penalty(ref_len, hyp_len):
+    """1 if the hypothesis is longer than the reference, else exp(1 - r / c) (0 for an empty hypothesis)."""
+    if hyp_len > ref_len:
+        return 1.0
+    if hyp_len == 0:
+        return 0.0
+    return math.exp(1 - ref_len / hyp_len)
+
+
+def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25), smoothing=0,
+                epsilon=0.1, alpha=5, k=5, auto_reweigh=False):
+    """Corpus BLEU (Papineni et al., 2002), computed exactly as NLTK's ``corpus_bleu``.
+
+    list_of_references: for each hypothesis, a list of reference token lists
+    hypotheses: token lists.  weights: one weight per n-gram order (n = 1..len(weights)).
+
+    BLEU = BP * exp(sum_n w_n log p_n), where p_n sums clipped n-gram matches
+    and n-gram counts over the whole corpus before dividing, and BP is the
+    brevity penalty of the total hypothesis length against the total closest
+    reference length.  ``smoothing`` 0-7 is Chen and Cherry's (2014) method,
+    numbered as NLTK's SmoothingFunction (epsilon, alpha, k are its parameters);
+    like NLTK, methods that need a sentence use the last hypothesis.
+    """
+    if len(list_of_references) != len(hypotheses):
+        raise ValueError(f"corpus_bleu: {len(hypotheses)} hypotheses but {len(list_of_references)} reference lists")
+    N = len(weights)
+    matches, totals = [0] * N, [0] * N
+    hyp_len = ref_len = 0
+    for references, hypothesis in zip(list_of_references, hypotheses):
+        for n in range(1, N + 1):
+            m, t = modified_precision(references, hypothesis, n)
+            matches[n - 1] += m
+            totals[n - 1] += t
+        hyp_len += len(hypothesis)
+        ref_len += closest_ref_length(references, len(hypothesis))
+    if matches[0] == 0:
+        return 0.0
+    bp = brevity_penalty(ref_len, hyp_len)
+    p_n = _smooth(smoothing, matches, totals, references, hypothesis, hyp_len, epsilon, alpha, k)
+    if auto_reweigh and hyp_len < 4 and tuple(weights) == (0.25, 0.25, 0.25, 0.25):
+        weights = (1 / hyp_len,) * hyp_len
+    log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, p_n) if p > 0)
+    return bp * math.exp(log_sum)
+
+
+def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoothing=0, **options):
+    """BLEU of one hypothesis against its references (corpus_bleu of a corpus of one)."""
+    return corpus_bleu([references], [hypothesis], weights, smoothing, **options)
+
+
+def _smooth(method, matches, totals, references, hypothesis, hyp_len, epsilon, alpha, k):
+    """The precisions p_n after smoothing ``method`` (Chen and Cherry, 2014; NLTK's numbering)."""
+    p_n = [m / t for m, t in zip(matches, totals)]
+    if method == 0:     # none: a zero precision becomes the smallest float, so BLEU is ~0
+        return [p if m else sys.float_info.min for p, m in zip(p_n, matches)]
+    if method == 1:     # add epsilon to zero match counts
+        return [p if m else epsilon / t for p, m, t in zip(p_n, matches, totals)]
+    if method == 2:     # add 1 to matches and totals for n > 1
+        return [p_n[0]] + [(m + 1) / (t + 1) for m, t in zip(matches[1:], totals[1:])]
+    if method == 3:     # NIST: the k-th zero precision becomes 1 / (2^k * total)
+        return _geometric(p_n, matches, totals, lambda j: 2 ** j)
+    if method == 4:     # as 3, scaled by k / ln(hypothesis length): shorter outputs get less
+        return _method4(p_n, matches, totals, hyp_len, k)
+    if method == 5:     # average each precision with its neighbours n - 1 and n + 1
+        return _method5(p_n, references, hypothesis)
+    if method == 6:     # interpolate with a prior extrapolated from the two lower orders
+        if not matches[2]:
+            raise ValueError("BLEU smoothing method 6 needs a non-zero trigram precision")
+        for i in range(2, len(p_n)):
+            prior = 0 if p_n[i - 2] == 0 else p_n[i - 1] ** 2 / p_n[i - 2]
+            n_grams = max(len(hypothesis) - i, 0)       # (i+1)-grams in the last hypothesis
+            p_n[i] = (matches[i] + alpha * prior) / (n_grams + alpha)
+        return p_n
+    if method == 7:     # 4 then 5
+        return _method5(_method4(p_n, matches, totals, hyp_len, k), references, hypothesis)
+    raise ValueError(f"BLEU smoothing must be 0-7, got {method!r}")
+
+
+def _geometric(p_n, matches, totals, scale):
+    zeros = 1
+    for i, (m, t) in enumerate(zip(matches, totals)):
+        if m == 0:
+            p_n[i] = 1 / (scale(zeros) * t)
+            zeros += 1
+    return p_n
+
+
+def _method4(p_n, matches, totals, hyp_len, k):
+    if hyp_len <= 1:
+        return p_n
+    return _geometric(p_n, matches, totals, lambda j: 2 ** j * k / math.log(hyp_len))
+
+
+def _method5(p_n, references, hypothesis):
+    m5, t5 = modified_precision(references, hypothesis, 5)
+    following = p_n[1:] + [m5 / t5]
+    previous = p_n[0] + 1
+    for i in range(len(p_n)):
+        p_n[i] = (previous + p_n[i] + following[i]) / 3
+        previous = p_n[i]
+    return p_n
+
+
+# ----------------------------------------------------------------------------- n-gram language model
+
+class NGramLM:
+    """A count-based n-gram language model with add-k smoothing and back-off.
+
+        p(w | context) = (count(context, w) + k) / (count(context) + k * V)
+
+    where context is the previous ``order - 1`` tokens and V the vocabulary
+    size (training tokens plus <unk> and <eos>).  Back-off: a context never
+    seen in training has no counts to smooth, so the model uses the next
+    shorter context instead (down to the unigram distribution).  Each
+    sentence starts with ``order - 1`` <bos> tokens and ends with <eos>, which
+    is predicted and counted in the perplexity.
+    """
+
+    def __init__(self, order=3, k=1.0):
+        if order < 1:
+            raise ValueError(f"NGramLM: order must be >= 1, got {order}")
+        self.order, self.k = order, k
+        self.counts = [Counter() for _ in range(order)]          # counts[n][(context..., w)], n = context length
+        self.context_counts = [Counter() for _ in range(order)]  # counts[n][context]
+        self.vocab = set()
+
+    def _pad(self, sentence):
+        return [BOS] * (self.order - 1) + [w if w in self.vocab else UNK for w in sentence] + [EOS]
+
+    def fit(self, sentences):
+        """Count n-grams of every order in an iterable of token lists; returns self."""
+        sentences = [list(s) for s in sentences]
+        self.vocab = {w for s in sentences for w in s} | {UNK, EOS}
+        for sentence in sentences:
+            tokens = self._pad(sentence)
+            for i in range(self.order - 1, len(tokens)):
+                for n in range(self.order):
+                    context = tuple(tokens[i - n:i])
+                    self.counts[n][context + (tokens[i],)] += 1
+                    self.context_counts[n][context] += 1
+        return self
+
+    def prob(self, word, context=()):
+        """p(word | the last order-1 tokens of context), backing off to shorter seen contexts."""
+        word = word if word in self.vocab else UNK
+        context = tuple(w if w in self.vocab or w == BOS else UNK for w in context)
+        context = context[len(context) - (self.order - 1):] if self.order > 1 else ()
+        while context and self.context_counts[len(context)][context] == 0:
+            context = context[1:]                                 # back off: drop the oldest token
+        n = len(context)
+        denominator = self.context_counts[n][context] + self.k * len(self.vocab)
+        return (self.counts[n][context + (word,)] + self.k) / denominator
+
+    def log_prob(self, sentence):
+        """Natural log-probability of a sentence (its <eos> included); returns (log_prob, n_tokens)."""
+        tokens = [BOS] * (self.order - 1) + list(sentence) + [EOS]
+        total = 0.0
+        for i in range(self.order - 1, len(tokens)):
+            p = self.prob(tokens[i], tokens[i - self.order + 1:i] if self.order > 1 else ())
+            total += math.log(p) if p > 0 else -math.inf
+        return total, len(tokens) - (self.order - 1)
+
+    def perplexity(self, sentences):
+        """exp(-total log-probability / number of predicted tokens) over token lists."""
+        total, count = 0.0, 0
+        for sentence in sentences:
+            lp, n = self.log_prob(sentence)
+            total, count = total + lp, count + n
+        return math.exp(-total / count)
