@@ -8,3 +8,6 @@ from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter
 from .normalization import LayerNorm
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding  # noqa: F401
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,  # noqa: F401
+                          TransformerEncoderLayer)

@@ -1,0 +1,238 @@
+"""The Transformer (Vaswani et al., 2017), layer by layer, with PyTorch's names and arguments.
+
+    TransformerEncoderLayer   self-attention, then a position-wise feed-forward network
+    TransformerDecoderLayer   masked self-attention, attention to the encoder output, feed-forward
+    TransformerEncoder, TransformerDecoder   stacks of copies of a layer (+ optional final norm)
+    Transformer               the encoder-decoder
+
+Each sub-block is wrapped in a residual connection and a LayerNorm, in one of two places:
+
+    post-LN (norm_first=False, the paper):   x = norm(x + sublayer(x))
+    pre-LN  (norm_first=True):               x = x + sublayer(norm(x))
+
+Parameter names equal PyTorch's except inside attention, where PyTorch packs
+q/k/v into ``in_proj_weight``: load PyTorch weights with
+``model.load_state_dict(nn.from_torch_state_dict(torch_model.state_dict()))``.
+
+Masks are boolean, True = may not attend.  Shapes: (T, N, E), or (N, T, E) with batch_first.
+"""
+import copy
+
+from .. import functional as F
+from ..attention import causal_mask
+from .activation import Dropout
+from .attention import MultiheadAttention
+from .container import ModuleList
+from .linear import Linear
+from .module import Module
+from .normalization import LayerNorm
+from . import init
+
+
+def _activation(activation):
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise ValueError(f'activation must be "relu", "gelu" or a callable, got {activation!r}')
+
+
+class TransformerEncoderLayer(Module):
+    """x -> x + SelfAttention(x) -> x + FeedForward(x), each with dropout and LayerNorm.
+
+    FeedForward(x) = linear2(dropout(activation(linear1(x)))),  d_model -> dim_feedforward -> d_model.
+
+    forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) -> same shape as src
+        src_mask (T, T) bool; src_key_padding_mask (N, T) bool, True at padding.
+    ``cache`` (a dict, see MultiheadAttention) lets a decoder-only model feed one
+    new position at a time; use it with is_causal=True.
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            device=device, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, cache)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, cache))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, cache):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal, cache=cache)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout2(x)
+
+
+class TransformerDecoderLayer(Module):
+    """x -> x + SelfAttention(x, causal) -> x + Attention(x, memory) -> x + FeedForward(x).
+
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+            memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)
+        tgt (T, N, E), memory (S, N, E) (the encoder output); tgt_mask (T, T) bool,
+        memory_mask (T, S) bool, *_key_padding_mask (N, T) / (N, S) bool.
+    ``cache`` (a dict) holds this layer's past self-attention keys/values and the
+    projected memory, for incremental decoding (see models.TransformerTranslator).
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            device=device, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, device=device, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
+        self_cache = cross_cache = None
+        if cache is not None:
+            self_cache, cross_cache = cache.setdefault("self", {}), cache.setdefault("cross", {})
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, self_cache)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
+                                    memory_is_causal, cross_cache)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, self_cache))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                               memory_is_causal, cross_cache))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, cache):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal, cache=cache)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal, cache):
+        x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                need_weights=False, is_causal=is_causal, cache=cache, static_kv=True)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+class TransformerEncoder(Module):
+    """num_layers copies of ``encoder_layer`` (deep copies: separate weights), then ``norm`` if given."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
+        """cache: None, or a list with one dict per layer (incremental decoding)."""
+        x = src
+        for i, layer in enumerate(self.layers):
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=is_causal,
+                      cache=None if cache is None else cache[i])
+        return x if self.norm is None else self.norm(x)
+
+
+class TransformerDecoder(Module):
+    """num_layers copies of ``decoder_layer``, each attending to the same ``memory``, then ``norm`` if given."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
+        """cache: None, or a list with one dict per layer (incremental decoding)."""
+        x = tgt
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask,
+                      tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal,
+                      cache=None if cache is None else cache[i])
+        return x if self.norm is None else self.norm(x)
+
+
+class Transformer(Module):
+    """Encoder-decoder Transformer: memory = encoder(src); output = decoder(tgt, memory).
+
+    Both stacks end with a LayerNorm (``encoder.norm``, ``decoder.norm``), as in
+    PyTorch; every weight matrix starts Xavier-uniform.
+
+    forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+            tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=False,
+            tgt_is_causal=False, memory_is_causal=False)
+        src (S, N, E), tgt (T, N, E) -> (T, N, E)   ((N, ., E) with batch_first)
+    """
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        options = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                       layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
+                       bias=bias, device=device, dtype=dtype)
+        norm = dict(eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **options), num_encoder_layers, LayerNorm(d_model, **norm))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **options), num_decoder_layers, LayerNorm(d_model, **norm))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for parameter in self.parameters():
+            if parameter.ndim > 1:
+                init.xavier_uniform_(parameter)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=False,
+                tgt_is_causal=False, memory_is_causal=False):
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise ValueError(f"Transformer: src {src.shape} and tgt {tgt.shape} have different batch sizes")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError(f"Transformer: src {src.shape} and tgt {tgt.shape} must end in d_model={self.d_model}")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None):
+        """(sz, sz) bool, True above the diagonal (PyTorch returns the float -inf/0 version)."""
+        return causal_mask(sz, device=device)
