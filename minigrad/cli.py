@@ -1,0 +1,74 @@
+"""The ``minigrad`` command.
+
+    minigrad assignment list
+    minigrad assignment make SOURCE OUT [--with-solutions]
+    minigrad check SUBMISSION --assignment NAME [--json results.json] [--only CHECK ...]
+                   [--time-limit S] [--memory-limit MB]
+
+SOURCE and NAME are a shipped assignment's name or the path of an assignment folder.
+"""
+import argparse
+import json
+import sys
+
+
+def _list(args):
+    from .coursework import list_assignments
+    for assignment in list_assignments():
+        checks = ", ".join(c["name"] for c in assignment.checks)
+        print(f"{assignment.name:<12} {assignment.title}\n{'':<12} file: {assignment.module}; checks: {checks}")
+    return 0
+
+
+def _make(args):
+    from .coursework import load_assignment, make_assignment
+    assignment = load_assignment(args.source)
+    for path in make_assignment(assignment.path, args.out, solutions=args.with_solutions):
+        print(path)
+    return 0
+
+
+def _check(args):
+    from .coursework import grade, gradescope, table
+    results = grade(args.submission, args.assignment, only=args.only, time_limit=args.time_limit,
+                    memory_mb=args.memory_limit)
+    print(table(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(gradescope(results), f, indent=2)
+    return 0 if all(r["passed"] for r in results) else 1
+
+
+def parser():
+    top = argparse.ArgumentParser(prog="minigrad", description="minigrad coursework tools")
+    commands = top.add_subparsers(dest="command", required=True)
+    assignment = commands.add_parser("assignment", help="list or make assignments")
+    actions = assignment.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="show the shipped assignments").set_defaults(run=_list)
+    make = actions.add_parser("make", help="write the student version of an assignment")
+    make.add_argument("source", help="a shipped assignment's name, or an assignment folder")
+    make.add_argument("out", help="the folder to write the student version into")
+    make.add_argument("--with-solutions", action="store_true", help="keep the solutions (the instructor's copy)")
+    make.set_defaults(run=_make)
+    check = commands.add_parser("check", help="grade a submission")
+    check.add_argument("submission", help="the student's file, or a folder holding it")
+    check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
+    check.add_argument("--json", help="also write the results for Gradescope to this file")
+    check.add_argument("--only", nargs="+", help="run only these checks")
+    check.add_argument("--time-limit", type=float, default=10.0, help="seconds per check (default 10)")
+    check.add_argument("--memory-limit", type=int, default=1024, help="MB per check (default 1024)")
+    check.set_defaults(run=_check)
+    return top
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, KeyError, OSError) as error:
+        print(f"minigrad: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
