@@ -129,8 +129,9 @@ class Module:
 
         model.to("cuda"), model.to(minigrad.float64), model.to("cpu", minigrad.float32)
         """
-        if isinstance(device, (numpy.dtype, type)) and dtype is None:
+        if dtype is None and _as_dtype(device) is not None:
             device, dtype = None, device
+        dtype = _as_dtype(dtype)
         target = None if device is None else backend.normalize_device(device)
         for tensor in self._all_tensors():
             tensor.data = _moved(tensor.data, target, dtype)
@@ -227,6 +228,16 @@ def _host_array(value):
     if type(value) in backend._array_types:
         return backend.to_numpy(value)
     return numpy.array(value)
+
+
+def _as_dtype(value):
+    """The NumPy dtype that ``value`` names ("float64", minigrad.float64), or None (a device name)."""
+    if isinstance(value, (numpy.dtype, type)):
+        return numpy.dtype(value)
+    try:
+        return numpy.dtype(value) if isinstance(value, str) else None
+    except TypeError:
+        return None
 
 
 def _moved(array, device, dtype):
