@@ -70,8 +70,11 @@ class Vocab:
 
     def encode(self, tokens, add_bos=False, add_eos=False):
         """A list of tokens -> a list of ids (unknown tokens -> <unk>)."""
-        get = self.stoi.get
-        ids = [get(t, UNK_IDX) for t in tokens]
+        try:
+            ids = list(map(self.stoi.__getitem__, tokens))   # fast path: every token known
+        except KeyError:
+            get = self.stoi.get
+            ids = [get(t, UNK_IDX) for t in tokens]
         if add_bos:
             ids.insert(0, BOS_IDX)
         if add_eos:
