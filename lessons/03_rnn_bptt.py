@@ -363,8 +363,8 @@ run.check(first.grad is not None and float(np.abs(minigrad.backend.to_numpy(firs
 # %% [markdown]
 # ## Exercises
 #
-# The coursework assignment on the **RNN step and full BPTT** (`minigrad
-# assignment list`) has you write `rnn_step_backward` and the BPTT loop;
+# The coursework assignment on the **RNN step and full BPTT** (see
+# `minigrad assignment list`) has you write `rnn_step_backward` and the BPTT loop;
 # `minigrad check` grades it with gradcheck and tells you at which time step
 # your gradient starts to go wrong.
 #
