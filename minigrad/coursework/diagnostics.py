@@ -23,12 +23,6 @@ def index_text(index):
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
-def relative_errors(yours, expected):
-    """|yours - expected| / max(|yours|, |expected|), elementwise, 0 where both are 0."""
-    scale = numpy.maximum(numpy.maximum(numpy.abs(yours), numpy.abs(expected)), TINY)
-    return numpy.abs(yours - expected) / scale
-
-
 def close(yours, expected, atol, rtol):
     """Elementwise |yours - expected| <= atol + rtol |expected| (NaN is never close)."""
     return numpy.abs(yours - expected) <= atol + rtol * numpy.abs(expected)
@@ -39,6 +33,8 @@ def compare(name, yours, expected, atol, rtol):
 
     Returns a dict: ok, max_rel_error, worst (e.g. "dx[1, 0]"), yours, expected
     (the two values at the worst element) and message (empty when ok).
+    max_rel_error is max |yours - expected| / max |expected|: relative to the
+    array's scale (and at least atol), so an element near 0 does not make it huge.
     """
     yours = numpy.asarray(yours, dtype=numpy.float64)
     expected = numpy.asarray(expected, dtype=numpy.float64)
@@ -47,7 +43,8 @@ def compare(name, yours, expected, atol, rtol):
                 "message": f"{name} has shape {yours.shape}, expected {expected.shape}"}
     if yours.size == 0:
         return {"ok": True, "max_rel_error": 0.0, "worst": name, "yours": None, "expected": None, "message": ""}
-    errors = relative_errors(yours, expected)
+    scale = max(float(numpy.abs(expected).max()), atol, TINY)
+    errors = numpy.abs(yours - expected) / scale
     ok = close(yours, expected, atol, rtol)
     excess = numpy.where(ok, 0.0, numpy.abs(yours - expected) / (atol + rtol * numpy.abs(expected)))
     excess = numpy.where(numpy.isnan(excess), numpy.inf, excess)

@@ -1,0 +1,95 @@
+"""Assignment: softmax, LayerNorm and scaled dot-product attention, forward and backward.
+
+    softmax:    y_i = exp(x_i) / sum_j exp(x_j)          over the last axis
+    layernorm:  xhat = (x - mean) / sqrt(var + eps),  y = gamma * xhat + beta   over the last axis
+    attention:  S = q k^T / sqrt(d),  P = softmax(S) (masked),  out = P v
+
+Shapes: N batch, T queries, S keys, d features of a query or key, dv of a value.
+"""
+import math
+
+from minigrad import backend
+
+
+def softmax_forward(x):
+    """x (..., C) -> y (..., C), cache.  Subtract the row's max first: exp must not overflow."""
+    xp = backend.array_module(x)
+    # BEGIN SOLUTION
+    e = xp.exp(x - x.max(axis=-1, keepdims=True))
+    y = e / e.sum(axis=-1, keepdims=True)
+    cache = y
+    # END SOLUTION
+    return y, cache
+
+
+def softmax_backward(dy, cache):
+    """dy (..., C) -> dx (..., C)."""
+    # BEGIN SOLUTION
+    # HINT: dy_i/dx_j = y_i (delta_ij - y_j), so dx = y * (dy - sum_j dy_j y_j); never build the Jacobian
+    y = cache
+    dx = y * (dy - (dy * y).sum(axis=-1, keepdims=True))
+    # END SOLUTION
+    return dx
+
+
+def layernorm_forward(x, gamma, beta, eps=1e-5):
+    """x (N, D), gamma (D,), beta (D,) -> y (N, D), cache.  Mean and variance (biased) over D."""
+    xp = backend.array_module(x, gamma, beta)
+    # BEGIN SOLUTION
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    inv_std = 1 / xp.sqrt(var + eps)
+    xhat = (x - mean) * inv_std
+    y = gamma * xhat + beta
+    cache = (xhat, inv_std, gamma)
+    # END SOLUTION
+    return y, cache
+
+
+def layernorm_backward(dy, cache):
+    """dy (N, D) -> dx (N, D), dgamma (D,), dbeta (D,)."""
+    # BEGIN SOLUTION
+    # HINT: the mean and the variance depend on every x of the row: dx has three terms
+    # HINT: dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), with dxhat = dy * gamma
+    xhat, inv_std, gamma = cache
+    dgamma = (dy * xhat).sum(axis=0)
+    dbeta = dy.sum(axis=0)
+    dxhat = dy * gamma
+    dx = inv_std * (dxhat - dxhat.mean(axis=-1, keepdims=True)
+                    - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    # END SOLUTION
+    return dx, dgamma, dbeta
+
+
+def attention_forward(q, k, v, mask=None):
+    """q (N, T, d), k (N, S, d), v (N, S, dv), mask (T, S) bool or None -> out (N, T, dv), cache.
+
+    Where mask is False, a query may not look at that key: its score becomes
+    -inf before the softmax, so its weight is 0.
+    """
+    xp = backend.array_module(q, k, v)
+    # BEGIN SOLUTION
+    # HINT: k.transpose(0, 2, 1) is k^T for every batch element; reuse softmax_forward
+    scale = 1 / math.sqrt(q.shape[-1])
+    scores = q @ k.transpose(0, 2, 1) * scale          # (N, T, S)
+    if mask is not None:
+        scores = xp.where(mask, scores, -xp.inf)
+    p, _ = softmax_forward(scores)
+    out = p @ v                                         # (N, T, dv)
+    cache = (q, k, v, p, scale)
+    # END SOLUTION
+    return out, cache
+
+
+def attention_backward(dout, cache):
+    """dout (N, T, dv) -> dq (N, T, d), dk (N, S, d), dv (N, S, dv)."""
+    # BEGIN SOLUTION
+    # HINT: out = P v gives dP = dout v^T and dv = P^T dout; then through the softmax, then S = q k^T * scale
+    q, k, v, p, scale = cache
+    dp = dout @ v.transpose(0, 2, 1)                    # (N, T, S)
+    dv = p.transpose(0, 2, 1) @ dout                    # (N, S, dv)
+    dscores = softmax_backward(dp, p) * scale           # masked entries have p = 0, so 0 gradient
+    dq = dscores @ k                                    # (N, T, d)
+    dk = dscores.transpose(0, 2, 1) @ q                 # (N, S, d)
+    # END SOLUTION
+    return dq, dk, dv
