@@ -13,10 +13,13 @@ are added (``a + b``, never in place), which is why a tensor used twice gets
 the sum of both contributions.
 """
 import contextlib
+import heapq
+import itertools
 
 from . import backend
 
 _grad_enabled = True
+_sequence = itertools.count()   # numbers the graph nodes in creation order (see backward)
 
 
 class GraphError(RuntimeError):
@@ -59,9 +62,18 @@ class Context:
                        gradient, else None
     needs_input_grad:  tuple of booleans, one per argument of forward
     saved_tensors:     the arrays the forward kept with ``save_for_backward``
+
+    and the engine's own bookkeeping:
+
+    sequence:          creation number (a node is made after the nodes of its inputs)
+    versions:          (counter, value) of each Tensor argument when forward read it,
+                       to detect a later in-place change
+    outputs_meta:      (shape, dtype) of each output, to zero-fill a missing gradient
+    retained:          {output index: Tensor} for outputs that called retain_grad()
+    freed:             True once a backward without retain_graph dropped saved_tensors
     """
 
-    __slots__ = ("function", "inputs", "needs_input_grad", "saved_tensors",
+    __slots__ = ("function", "inputs", "needs_input_grad", "saved_tensors", "sequence",
                  "versions", "outputs_meta", "retained", "freed", "__dict__")
 
     def __init__(self, function, inputs, needs_input_grad):
@@ -69,8 +81,6 @@ class Context:
         self.inputs = inputs
         self.needs_input_grad = needs_input_grad
         self.saved_tensors = ()
-        self.versions = None
-        self.outputs_meta = None
         self.retained = None
         self.freed = False
 
@@ -106,74 +116,77 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
+        """Run ``forward`` on the arrays inside ``args``; record a graph node if a gradient is wanted.
+
+        This runs for every operation, so it is kept lean: one pass over the
+        arguments collects the arrays, the tensors that need gradients, and
+        what the device and in-place checks need.
+        """
         arrays = []
-        parents = []
+        parents = []        # per argument: the Tensor if it needs a gradient, else None
         needs = []
-        any_needs = False
+        versions = []       # (counter, value) of every Tensor argument
+        array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
-                arrays.append(arg.data)
+                data = arg.data
+                if type(data) is not array_type:
+                    if array_type is not None:
+                        _check_same_device(args)
+                    array_type = type(data)
+                arrays.append(data)
                 need = arg.requires_grad
                 parents.append(arg if need else None)
                 needs.append(need)
-                any_needs = any_needs or need
+                versions.append((arg._version, arg._version[0]))
             else:
                 arrays.append(arg)
                 parents.append(None)
                 needs.append(False)
-        record = any_needs and _grad_enabled
         ctx = Context(cls, tuple(parents), tuple(needs))
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:
             shapes = ", ".join(str(tuple(a.shape)) for a in arrays if hasattr(a, "shape"))
             raise ValueError(f"{cls.__name__}: inputs of shapes {shapes}: {error}") from None
-        multiple = isinstance(output, tuple)
-        outputs = output if multiple else (output,)
-        if not record:
-            results = tuple(Tensor._from_array(o) for o in outputs)
-            return results if multiple else results[0]
-        ctx.versions = tuple((t._version, t._version[0]) for t in parents if t is not None)
-        ctx.outputs_meta = tuple((o.shape, o.dtype) for o in outputs)
-        results = tuple(Tensor._from_array(o, ctx, i) for i, o in enumerate(outputs))
-        return results if multiple else results[0]
+        multiple = type(output) is tuple
+        if not (_grad_enabled and True in needs):   # nothing to differentiate: no node
+            if multiple:
+                return tuple(Tensor._from_array(o) for o in output)
+            return Tensor._from_array(output)
+        ctx.sequence = next(_sequence)
+        ctx.versions = versions
+        if multiple:
+            ctx.outputs_meta = [(o.shape, o.dtype) for o in output]
+            return tuple(Tensor._from_array(o, ctx, i) for i, o in enumerate(output))
+        ctx.outputs_meta = ((output.shape, output.dtype),)
+        return Tensor._from_array(output, ctx, 0)
 
 
-def _check_versions(ctx):
-    for counter, value in ctx.versions:
-        if counter[0] != value:
-            raise GraphError(
-                f"backward of {ctx.name()}: one of its inputs was modified in place after "
-                "the forward used it, so its saved values are stale. Use an out-of-place "
-                "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
-            )
+def _check_same_device(args):
+    """Raise DeviceError, naming both devices, if the Tensor arguments live on different devices."""
+    backend.array_module(*(arg.data for arg in args if isinstance(arg, Tensor)))
 
 
-def _topological_order(root_node):
-    """Nodes reachable from ``root_node``, each after every node it feeds (iterative DFS)."""
-    order = []
-    visited = set()
-    stack = [(root_node, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in visited:
-            continue
-        visited.add(node)
-        stack.append((node, True))
-        for parent in node.inputs:
-            if parent is not None and parent.grad_fn is not None and parent.grad_fn not in visited:
-                stack.append((parent.grad_fn, False))
-    order.reverse()  # root first
-    return order
+def _stale_input_error(node):
+    return GraphError(
+        f"backward of {node.name()}: one of its inputs was modified in place after "
+        "the forward used it, so its saved values are stale. Use an out-of-place "
+        "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
+    )
 
 
 def backward(tensor, grad, retain_graph=False):
     """Accumulate dL/dx into ``x.grad`` for every leaf x that requires grad.
 
     ``grad`` is dL/d(tensor) (an array of tensor's shape).
+
+    Order: every node was created after the nodes that produced its inputs,
+    so taking nodes newest first (a heap keyed on the creation number) reaches
+    a node only after all the nodes that send it gradient.  That is a
+    topological order, found without a separate sort and without recursion
+    (an unrolled RNN has thousands of nodes).  ``pending`` holds, for each
+    node reached but not yet run, dL/d(each of its outputs) summed over uses.
     """
     root = tensor.grad_fn
     if root is None:
@@ -182,29 +195,27 @@ def backward(tensor, grad, retain_graph=False):
         return
     pending = {root: [None] * len(root.outputs_meta)}
     pending[root][tensor._output_index] = grad
-    for node in _topological_order(root):
-        douts = pending.pop(node, None)
-        if douts is None:
-            continue
+    heap = [(-root.sequence, root)]
+    while heap:
+        node = heapq.heappop(heap)[1]
+        douts = pending.pop(node)
         if node.freed:
             raise GraphError(
                 f"backward through {node.name()} a second time: its saved values were "
                 "freed by the first backward. Pass retain_graph=True to the first "
                 ".backward() if you need to call it twice."
             )
-        _check_versions(node)
+        for counter, value in node.versions:
+            if counter[0] != value:
+                raise _stale_input_error(node)
         if node.retained is not None:
             for index, retained in node.retained.items():
                 if douts[index] is not None:
                     retained._accumulate(douts[index])
-        xp = None
-        for index, dout in enumerate(douts):
-            if dout is None:
-                xp = xp or backend.array_module(*(d for d in douts if d is not None))
-                shape, dtype = node.outputs_meta[index]
-                douts[index] = xp.zeros(shape, dtype=dtype)
+        if len(douts) > 1:
+            _zero_fill(node, douts)
         grads = node.function.backward(node, *douts)
-        if not isinstance(grads, tuple):
+        if type(grads) is not tuple:
             grads = (grads,)
         if not retain_graph:
             node.saved_tensors = ()
@@ -212,21 +223,32 @@ def backward(tensor, grad, retain_graph=False):
         for parent, dinput in zip(node.inputs, grads):
             if parent is None or dinput is None:
                 continue
-            if dinput.shape != parent.shape:
+            if dinput.shape != parent.data.shape:
                 raise GraphError(
                     f"backward of {node.name()} returned a gradient of shape {tuple(dinput.shape)} "
                     f"for an input of shape {parent.shape}: a backward must return one "
                     "gradient per input, of that input's shape"
                 )
             parent_node = parent.grad_fn
-            if parent_node is None:
+            if parent_node is None:     # a leaf
                 parent._accumulate(dinput)
                 continue
             slots = pending.get(parent_node)
-            if slots is None:
+            if slots is None:           # first gradient to reach this node: schedule it
                 slots = pending[parent_node] = [None] * len(parent_node.outputs_meta)
-            previous = slots[parent._output_index]
-            slots[parent._output_index] = dinput if previous is None else previous + dinput
+                heapq.heappush(heap, (-parent_node.sequence, parent_node))
+            index = parent._output_index
+            slots[index] = dinput if slots[index] is None else slots[index] + dinput   # never in place
+
+
+def _zero_fill(node, douts):
+    """Zeros for the outputs of a multi-output node that received no gradient."""
+    present = [d for d in douts if d is not None]
+    xp = backend.array_module(*present)
+    for index, dout in enumerate(douts):
+        if dout is None:
+            shape, dtype = node.outputs_meta[index]
+            douts[index] = xp.zeros(shape, dtype=dtype)
 
 
 def unbroadcast(grad, shape):

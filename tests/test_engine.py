@@ -1,0 +1,131 @@
+"""The backward engine (minigrad/autograd.py): order, accumulation, and the checks it keeps."""
+import numpy
+import pytest
+
+import minigrad
+from minigrad.autograd import GraphError
+from minigrad.backend import DeviceError
+
+F64 = minigrad.float64
+
+
+def leaf(values, device="cpu"):
+    return minigrad.tensor(numpy.asarray(values, dtype=numpy.float64), dtype=F64, device=device,
+                           requires_grad=True)
+
+
+def grad_of(tensor):
+    return minigrad.backend.to_numpy(tensor.grad)
+
+
+def test_a_tensor_used_twice_gets_both_contributions(device):
+    x = leaf([1.0, 2.0], device)
+    (x * x + x).sum().backward()                     # d/dx (x^2 + x) = 2x + 1
+    assert numpy.allclose(grad_of(x), [3.0, 5.0])
+
+
+def test_diamond_waits_for_both_branches():
+    x = leaf([0.5])
+    a = x.tanh()
+    b = a * 3.0          # two paths from a to the output, created at different times
+    c = a.exp()
+    (b * c + a).sum().backward()
+    t = numpy.tanh(0.5)
+    expected = (3 * numpy.exp(t) + 3 * t * numpy.exp(t) + 1) * (1 - t * t)
+    assert numpy.allclose(grad_of(x), [expected])
+
+
+def test_deep_chain_has_no_recursion_limit():
+    x = leaf([1.0])
+    y = x
+    for _ in range(100_000):
+        y = y + 0.0
+    y.sum().backward()
+    assert grad_of(x)[0] == 1.0
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = leaf([1.0, -1.0])
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert numpy.allclose(grad_of(x), [5.0, 5.0])
+
+
+def test_unused_outputs_of_a_multi_output_op_get_zeros(device):
+    x = leaf([1.0, 2.0, 3.0, 4.0], device)
+    first, second = x.split(2)
+    (first * 5).sum().backward()                      # `second` receives no gradient
+    assert numpy.allclose(grad_of(x), [5, 5, 0, 0])
+
+
+def test_second_backward_through_a_freed_graph_is_explained():
+    x = leaf([1.0])
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(GraphError, match="retain_graph=True"):
+        y.backward()
+    z = (x * x).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    assert numpy.allclose(grad_of(x), [2.0 + 2.0 + 2.0])
+
+
+def test_in_place_change_of_a_saved_constant_is_detected():
+    x = leaf([1.0, 2.0])
+    w = minigrad.tensor([3.0, 4.0], dtype=F64)        # no grad: Mul saves it for x's gradient
+    y = (x * w).sum()
+    w.mul_(10)
+    with pytest.raises(GraphError, match="modified in place"):
+        y.backward()
+
+
+def test_in_place_change_of_a_leaf_under_no_grad_is_detected():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    with minigrad.no_grad():
+        x.add_(1.0)
+    with pytest.raises(GraphError, match="modified in place"):
+        y.backward()
+
+
+def test_inputs_on_different_devices_name_both():
+    a = leaf([1.0, 2.0], "cpu")
+    b = leaf([1.0, 2.0], "strict")
+    with pytest.raises(DeviceError, match='"cpu" and "strict"'):
+        a + b
+    with pytest.raises(DeviceError, match='"strict" and "cpu"'):
+        minigrad.stack([b, a])
+
+
+def test_no_grad_records_nothing_and_detach_cuts():
+    x = leaf([1.0])
+    with minigrad.no_grad():
+        y = x * 2
+    assert y.grad_fn is None and not y.requires_grad
+    z = (x.detach() * 2 + x).sum()
+    z.backward()
+    assert numpy.allclose(grad_of(x), [1.0])
+
+
+def test_retain_grad_keeps_a_non_leaf_gradient():
+    x = leaf([1.0, 2.0])
+    h = x * 3
+    h.retain_grad()
+    (h * h).sum().backward()
+    assert numpy.allclose(grad_of(h), [6.0, 12.0])
+    assert numpy.allclose(grad_of(x), [18.0, 36.0])
+
+
+def test_a_backward_returning_the_wrong_shape_is_named():
+    class Broken(minigrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, dout):
+            return (dout.sum(),)
+
+    x = leaf([1.0, 2.0])
+    with pytest.raises(GraphError, match=r"Broken returned a gradient of shape \(\)"):
+        Broken.apply(x).sum().backward()
