@@ -1,2 +1,3 @@
 """Ready-made models for the lessons, built only from minigrad.nn."""
 from .transformer import CausalLM, TransformerClassifier, TransformerTranslator  # noqa: F401
+from .rnn import RNNLanguageModel, Seq2Seq  # noqa: F401
