@@ -300,6 +300,8 @@ def test_init_functions():
     assert np.abs(w.numpy()).max() <= np.sqrt(6 / 20)
     nn.init.zeros_(w)
     assert np.all(w.numpy() == 0)
+    nn.init.constant_(w, 0.25)
+    assert np.all(w.numpy() == 0.25) and w.dtype == np.float32
     with pytest.raises(ValueError, match="2 or more dimensions"):
         nn.init.xavier_uniform_(minigrad.empty(3))
 
@@ -333,3 +335,19 @@ def test_bad_inputs_raise_clear_errors():
         nn.LayerNorm(4)(minigrad.randn(2, 3))
     with pytest.raises(NotImplementedError, match="forward"):
         nn.Module()(1)
+
+
+def test_a_module_that_forgets_super_init_still_works():
+    class Forgetful(nn.Module):
+        def __init__(self):
+            self.linear = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    model = Forgetful()
+    assert model.training and [n for n, _ in model.named_parameters()] == ["linear.weight", "linear.bias"]
+    model.register_buffer("steps", minigrad.zeros(1))
+    assert list(model.state_dict()) == ["linear.weight", "linear.bias", "steps"]
+    assert Forgetful()._buffer_names == ()          # the class default is not shared and grown
+    assert model.eval()(minigrad.ones(1, 2)).shape == (1, 2)

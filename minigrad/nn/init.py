@@ -16,11 +16,18 @@ def _fill(tensor, data):
 
 
 def uniform_(tensor, a=0.0, b=1.0):
+    """Fill with draws from U(a, b)."""
     return _fill(tensor, backend.random_uniform(tensor.shape, tensor.dtype, tensor.device, a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0):
+    """Fill with draws from N(mean, std^2)."""
     return _fill(tensor, backend.random_normal(tensor.shape, tensor.dtype, tensor.device, mean, std))
+
+
+def constant_(tensor, value):
+    """Fill with ``value``."""
+    return _fill(tensor, backend.array_module(tensor.data).full(tensor.shape, value, dtype=tensor.dtype))
 
 
 def zeros_(tensor):
@@ -49,6 +56,7 @@ def xavier_uniform_(tensor, gain=1.0):
 
 
 def xavier_normal_(tensor, gain=1.0):
+    """N(0, s^2), s = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
 

@@ -32,6 +32,9 @@ class Parameter(Tensor):
 class Module:
     """Base class of every layer: subclasses set attributes in ``__init__`` and define ``forward``."""
 
+    training = True        # class-level defaults, so a subclass that forgets super().__init__() still works
+    _buffer_names = ()
+
     def __init__(self):
         self.training = True
         self._buffer_names = []
@@ -86,7 +89,7 @@ class Module:
         """Keep a non-learned tensor (moved by .to(), saved in state_dict when persistent)."""
         setattr(self, name, tensor)
         if persistent and name not in self._buffer_names:
-            self._buffer_names.append(name)
+            self._buffer_names = list(self._buffer_names) + [name]
 
     def named_buffers(self, prefix=""):
         for module_name, module in self.named_modules(prefix):
