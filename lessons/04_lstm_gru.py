@@ -188,8 +188,8 @@ if not run.quick:
 # %% [markdown]
 # ## Exercises
 #
-# The coursework assignment on the **LSTM and GRU backward** (see `minigrad
-# assignment list`) has you write `lstm_step_backward` and `gru_step_backward`;
+# The coursework assignment on the **LSTM and GRU backward** (see
+# `minigrad assignment list`) has you write `lstm_step_backward` and `gru_step_backward`;
 # `minigrad check` grades them with gradcheck.
 #
 # 1. Train the LSTM without the forget-bias trick.  How many more updates does
