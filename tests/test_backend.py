@@ -129,3 +129,17 @@ def test_tensor_code_never_imports_numpy():
         "every device (numpy on device data breaks on CuPy); host-side helpers belong in HOST_SIDE"
     )
 
+
+
+@pytest.mark.parametrize("op", [
+    lambda c, s: c @ s, lambda c, s: minigrad.stack([c, s]), lambda c, s: minigrad.where(s > 0, c, c),
+    lambda c, s: c.masked_fill(s > 0, 0.0), lambda c, s: c[s.long() * 0],
+    lambda c, s: minigrad.functional.embedding(s.long() * 0, c),
+    lambda c, s: minigrad.functional.cross_entropy(c, s[:, 0].long() * 0),
+    lambda c, s: minigrad.functional.mse_loss(c, s),
+])
+def test_every_kind_of_op_names_both_devices_when_mixed(op):
+    on_cpu = minigrad.ones(2, 2, requires_grad=True)
+    on_strict = minigrad.ones(2, 2, device="strict")
+    with pytest.raises(DeviceError, match=r'(?s)"cpu".*"strict"|"strict".*"cpu"'):
+        op(on_cpu, on_strict)

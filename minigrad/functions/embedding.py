@@ -11,6 +11,7 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, ids, padding_idx):
+        backend.array_module(weight, ids)            # raises if the ids live on another device
         if ids.dtype.kind not in "iu":
             raise TypeError(f"embedding: token ids must be integers, got dtype {ids.dtype}: use ids.long()")
         vocab_size = weight.shape[0]

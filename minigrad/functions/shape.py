@@ -73,6 +73,8 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, index):
+        parts = index if isinstance(index, tuple) else (index,)
+        backend.array_module(x, *(p for p in parts if hasattr(p, "shape")))   # index arrays on x's device
         ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
         try:
             return x[index]
