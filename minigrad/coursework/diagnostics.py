@@ -145,7 +145,8 @@ def diagnose_gradient(name, input_name, yours, expected, atol, rtol, time_axis=N
     c = constant_factor(yours, expected, atol, rtol)
     if c is not None:
         if abs(c) < 1e-9:
-            result["message"] = f"{name} is all zeros: no gradient reaches {input_name}"
+            result["message"] = (f"{name} is all zeros: no gradient reaches {input_name} (a forgotten term, "
+                                 "or a graph cut by .data, .detach() or NumPy)")
         elif abs(c + 1) < 1e-6:
             result["message"] = f"{name} has the wrong sign: it is -1 times the right gradient"
         else:

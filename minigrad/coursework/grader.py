@@ -346,8 +346,9 @@ class AutogradHarness:
             if not out.requires_grad:
                 raise Failure(f"{self.name}'s output {k} has no graph: did the forward use .data or numpy?")
             _student(f"backward through {self.name}", self.path, out.backward, v, k < len(outputs) - 1)
-        grads = [tensors[i].grad for i in _differentiable(self.check)]
-        return grads + [p.grad for p in self.params]
+        leaves = [tensors[i] for i in _differentiable(self.check)] + self.params
+        # no gradient at all means the graph never reached the leaf: report it as zeros
+        return [numpy.zeros(t.shape) if t.grad is None else t.grad for t in leaves]
 
 
 HARNESSES = {"pair": PairHarness, "function": FunctionHarness, "autograd": AutogradHarness}

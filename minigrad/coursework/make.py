@@ -97,8 +97,13 @@ def strip_solutions(text, filename="<text>"):
 def keep_solutions(text, filename="<text>"):
     """The instructor's version: markers and hidden blocks removed, solution code kept."""
     strip_solutions(text, filename)  # the same marker errors
-    markers = (BEGIN, END, BEGIN_HIDDEN, END_HIDDEN)
-    return "\n".join(line for line in text.splitlines() if not any(m.match(line) for m in markers)) + "\n"
+    out, hidden = [], False
+    for line in text.splitlines():
+        if BEGIN_HIDDEN.match(line) or END_HIDDEN.match(line):
+            hidden = BEGIN_HIDDEN.match(line) is not None
+        elif not hidden and not BEGIN.match(line) and not END.match(line):
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def is_student_file(name):

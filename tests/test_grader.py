@@ -1,0 +1,204 @@
+"""minigrad check: references pass, student versions and buggy submissions fail with the right diagnosis.
+
+Every submission runs in a child process (forked: milliseconds each), so a
+submission that hangs or crashes cannot take the test run down with it.
+"""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+
+from minigrad.cli import main
+from minigrad.coursework import grade, list_assignments, load_assignment, make_assignment
+from minigrad.coursework.diagnostics import diagnose_gradient, factor_text
+
+ASSIGNMENTS = list_assignments()
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def by_name(results):
+    return {r["name"]: r for r in results}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=lambda a: a.name)
+def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp_path):
+    results = grade(assignment.reference, assignment)
+    assert [r["name"] for r in results] == [c["name"] for c in assignment.checks]
+    assert all(r["passed"] for r in results), [(r["name"], r["message"]) for r in results if not r["passed"]]
+    assert sum(r["score"] for r in results) == sum(c.get("points", 1) for c in assignment.checks)
+
+    make_assignment(assignment.path, tmp_path)
+    results = grade(tmp_path, assignment)           # a folder: the grader finds the module in it
+    for r in results:
+        assert not r["passed"] and r["score"] == 0
+        assert "not implemented yet" in r["message"], r["message"]
+
+
+def _junit_counts(path):
+    suite = ElementTree.parse(path).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    return int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+
+
+def test_the_public_tests_fail_on_student_versions_and_pass_on_references(tmp_path):
+    """Test the tests: one pytest run over every student version, one over every reference."""
+    for a in ASSIGNMENTS:
+        make_assignment(a.path, tmp_path / "student" / a.name)
+        make_assignment(a.path, tmp_path / "reference" / a.name, solutions=True)
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # no plugins: a faster start
+    counts = {}
+    for version in ("student", "reference"):
+        report = tmp_path / f"{version}.xml"
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+                        str(tmp_path / version), f"--junitxml={report}", str(tmp_path / version)],
+                       cwd=tmp_path / version, env=env, capture_output=True, timeout=300)
+        counts[version] = _junit_counts(report)
+    tests, failed = counts["student"]
+    assert tests >= 3 * len(ASSIGNMENTS) and failed == tests, counts
+    tests, failed = counts["reference"]
+    assert tests >= 3 * len(ASSIGNMENTS) and failed == 0, counts
+
+
+# ----------------------------------------------------------------------------- buggy submissions
+
+def submission(tmp_path, name, *edits):
+    """The reference of assignment ``name`` with text edits (old, new), written to tmp_path."""
+    assignment = load_assignment(name)
+    with open(assignment.reference, encoding="utf-8") as f:
+        text = f.read()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / assignment.module
+    path.write_text(text)
+    return path
+
+
+def test_missing_recurrence_term_is_named(tmp_path):
+    path = submission(tmp_path, "rnn", ("rnn_step_backward(dh[:, t] + dprev_h,", "rnn_step_backward(dh[:, t],"))
+    results = by_name(grade(path, "rnn"))
+    assert results["rnn_step"]["passed"]
+    message = results["rnn_sequence"]["message"]
+    assert not results["rnn_sequence"]["passed"]
+    assert "right at the last time step only" in message and "missing the gradient carried through time" in message
+
+
+def test_transposed_weight_gradient_is_named(tmp_path):
+    path = submission(tmp_path, "rnn", ("dWh = prev_h.T @ da", "dWh = da.T @ prev_h"),
+                      ("dWx = x.T @ da", "dWx = da.T @ x"))
+    result = grade(path, "rnn", only=["rnn_step"])[0]
+    assert not result["passed"]
+    assert "dWh equals the transpose of the right gradient" in result["message"]
+    assert "dWx has shape (4, 5): it is the transpose of the right gradient" in result["message"]
+
+
+def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
+    path = submission(tmp_path, "primitives",
+                      ("dx = dout * y * (1 - y)", "dx = dout * (1 - y)"),          # wrong derivative
+                      ("dx = dout * (1 - y ** 2)", "dx = 2 * dout * (1 - y ** 2)"),  # scaled by 2
+                      ("return a @ b", "return a @ b + 1"))                          # wrong forward
+    results = by_name(grade(path, "primitives"))
+    sigmoid = results["Sigmoid"]
+    assert not sigmoid["passed"] and "differs from finite differences: dx[" in sigmoid["message"]
+    assert "y * (1 - y)" in sigmoid["hint"] and sigmoid["worst"].startswith("dx[")
+    assert "off by a constant factor of 2" in results["Tanh"]["message"]
+    assert "the forward is wrong, so the backward was not judged" in results["MatMul"]["message"]
+    assert all(results[name]["passed"] for name in ("Mul", "Sum", "Softmax"))
+    assert sum(r["score"] for r in results.values()) == 3
+
+
+def test_hangs_exits_and_memory_exhaustion_fail_only_their_check(tmp_path):
+    path = submission(
+        tmp_path, "primitives",
+        ("        dx = dout * (1 - y ** 2)", "        while True:\n            pass"),          # Tanh
+        ("        dx = dout * y * (1 - y)", "        import sys\n        sys.exit(3)"),        # Sigmoid
+        ("        inner = (dout * y)", "        junk = bytearray(1 << 40)\n        inner = (dout * y)"),  # Softmax
+        ("        da = dout @ b.T", "        import os\n        os._exit(4)"),               # MatMul
+    )
+    results = by_name(grade(path, "primitives", time_limit=3))
+    assert "stopped after 3 s" in results["Tanh"]["message"]
+    assert "called sys.exit(3)" in results["Sigmoid"]["message"]
+    assert "ran out of memory" in results["Softmax"]["message"]
+    assert "exit code 4" in results["MatMul"]["message"]
+    assert results["Mul"]["passed"] and results["Sum"]["passed"]
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("raise RuntimeError('oops')\n", "RuntimeError: oops (primitives.py line 1)"),
+    ("import sys\nsys.exit(1)\n", "called sys.exit(1)"),
+])
+def test_import_failures_fail_every_check_with_the_reason(tmp_path, code, reason):
+    path = submission(tmp_path, "primitives", ('"""Assignment', code + '"""Assignment'))
+    results = grade(path, "primitives")
+    assert len(results) == 6
+    for r in results:
+        assert not r["passed"] and "could not be imported" in r["message"] and reason in r["message"]
+
+
+def test_a_fresh_interpreter_gives_the_same_results(tmp_path):
+    """The spawn sandbox (no fork): same verdicts, and an infinite loop at import is stopped."""
+    from minigrad.coursework.sandbox import run_check
+    assignment = load_assignment("rnn")
+    assert run_check(assignment.path, assignment.reference, "rnn_step", method="spawn")["passed"]
+    path = submission(tmp_path, "rnn", ('"""Assignment', 'while True:\n    pass\n"""Assignment'))
+    result = run_check(assignment.path, path, "__import__", time_limit=3, method="spawn")
+    assert result["status"] == "timeout"
+
+
+def test_checks_do_not_depend_on_their_order(tmp_path):
+    path = submission(tmp_path, "attention", ("dbeta = dy.sum(axis=0)", "dbeta = 0.5 * dy.sum(axis=0)"))
+    forward = by_name(grade(path, "attention", only=["softmax", "layernorm"]))
+    backward = by_name(grade(path, "attention", only=["layernorm", "softmax"]))
+    assert forward == backward
+    assert "dbeta is 1/2 times the right gradient" in forward["layernorm"]["message"]
+
+
+def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
+    path = submission(tmp_path, "lstm_gru", ("dprev_c = dc * f", "dprev_c = dc"))
+    report = tmp_path / "results.json"
+    assert main(["check", str(path), "--assignment", "lstm_gru", "--json", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "lstm_step  FAIL" in out and "gru_step   pass" in out and "score: 2 / 4" in out
+    data = json.loads(report.read_text())
+    assert data["score"] == 2
+    assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [("lstm_step", 0, 2), ("gru_step", 2, 2)]
+    assert "dprev_c" in data["tests"][0]["output"]
+    assert main(["check", str(load_assignment("lstm_gru").reference), "--assignment", "lstm_gru"]) == 0
+
+
+def test_a_broken_graph_fails_the_autograd_check(tmp_path):
+    path = submission(tmp_path, "transformer", ("return x + self.ff(self.ln2(x))",
+                                                "return x + self.ff(self.ln2(x)).detach()"))
+    result = grade(path, "transformer", only=["TransformerBlock"])[0]
+    assert not result["passed"] and "grad of ff.2.weight is all zeros: no gradient reaches" in result["message"]
+
+
+# ----------------------------------------------------------------------------- diagnostics alone
+
+def test_diagnoses_on_arrays():
+    rng = np.random.default_rng(0)
+    expected = rng.standard_normal((3, 3))
+    assert diagnose_gradient("dW", "W", expected.copy(), expected, 1e-5, 1e-3)["ok"]
+    assert "transpose" in diagnose_gradient("dW", "W", expected.T, expected, 1e-5, 1e-3)["message"]
+    assert "factor of 1/2" in diagnose_gradient("dW", "W", expected / 2, expected, 1e-5, 1e-3)["message"]
+    assert "wrong sign" in diagnose_gradient("dW", "W", -expected, expected, 1e-5, 1e-3)["message"]
+    assert "all zeros" in diagnose_gradient("dW", "W", 0 * expected, expected, 1e-5, 1e-3)["message"]
+    assert "is None" in diagnose_gradient("dW", "W", None, expected, 1e-5, 1e-3)["message"]
+    nan = expected.copy()
+    nan[1, 2] = np.nan
+    assert "NaN or inf (first at dW[1, 2])" in diagnose_gradient("dW", "W", nan, expected, 1e-5, 1e-3)["message"]
+    wrong = expected.copy()
+    wrong[0, 1] += 1.0
+    result = diagnose_gradient("dW", "W", wrong, expected, 1e-5, 1e-3)
+    assert result["worst"] == "dW[0, 1]" and "differs from finite differences" in result["message"]
+    sequence = rng.standard_normal((2, 4, 3))
+    early_wrong = sequence.copy()
+    early_wrong[:, :3] *= 0.3
+    message = diagnose_gradient("dx", "x", early_wrong, sequence, 1e-5, 1e-3, time_axis=1)["message"]
+    assert "right at the last time step only (from t=3 on)" in message
+    assert [factor_text(c) for c in (2.0, 0.5, -1.0, 1 / 3, 1.37)] == ["2", "1/2", "-1", "1/3", "1.37"]
