@@ -238,7 +238,7 @@ for rho in (0.5, 0.9, 1.0, 1.1, 1.5):
     (states[-1] * v).sum().backward()
     norms[rho] = np.array([float(np.linalg.norm(minigrad.backend.to_numpy(s.grad))) for s in states])
 
-rows = [{"rho": rho, "|dL/dh_T|": n[-1], "|dL/dh_1|": n[0], "ratio h_1 / h_T": n[0] / n[-1],
+rows = [{"rho": rho, "norm dL/dh_T": n[-1], "norm dL/dh_1": n[0], "ratio h_1 / h_T": n[0] / n[-1],
          "rho^(T-1)": rho ** (T_long - 1)} for rho, n in norms.items()]
 run.table(rows, f"Gradient reaching the first step of {T_long} (tanh RNN, small inputs)")
 run.check(norms[0.5][0] / norms[0.5][-1] < 1e-6, "with rho = 0.5 the gradient at step 1 has vanished (< 1e-6 of step T)")
