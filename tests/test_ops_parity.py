@@ -65,6 +65,7 @@ CASES = {
     "div": ([normal(2, 3), away_from_zero(3)], [], lambda L, a, b: a / b + 2.0 / b),
     "neg": ([normal(2, 3)], [], lambda L, a: -a),
     "pow_number": ([positive(2, 3)], [], lambda L, a: a ** 2.5 + a ** -1.5),
+    "pow_at_zero": ([lambda rng: numpy.array([0.0, 1.5, -2.0])], [], lambda L, a: a ** 0 + a ** 2 + a ** 1),
     "pow_tensor": ([positive(2, 3), normal(3)], [], lambda L, a, p: a ** p),
     "rpow": ([normal(4)], [], lambda L, p: 2.0 ** p),
     "matmul_batched_broadcast": ([normal(2, 1, 3, 4), normal(5, 4, 2)], [], lambda L, a, b: a @ b),

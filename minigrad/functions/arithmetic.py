@@ -101,10 +101,11 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, dout):
         a, p, y = ctx.saved_tensors
+        xp = backend.array_module(a, p)
         da = dp = None
         if ctx.needs_input_grad[0]:
-            da = unbroadcast(dout * p * a ** (p - 1), _shape(a))         # dL/dy * p a^(p-1)
+            slope = xp.where(p == 0, 0, p * a ** (p - 1))               # p a^(p-1), and 0 (not 0 * inf) for p = 0
+            da = unbroadcast(dout * slope, _shape(a))                     # dL/dy * p a^(p-1)
         if ctx.needs_input_grad[1]:
-            xp = backend.array_module(a, p)
             dp = unbroadcast(dout * y * xp.log(a), _shape(p))            # dL/dy * y log(a)
         return da, dp
