@@ -143,3 +143,34 @@ def test_every_kind_of_op_names_both_devices_when_mixed(op):
     on_strict = minigrad.ones(2, 2, device="strict")
     with pytest.raises(DeviceError, match=r'(?s)"cpu".*"strict"|"strict".*"cpu"'):
         op(on_cpu, on_strict)
+
+
+class _HostExp(minigrad.autograd.Function):
+    """A deliberately wrong op: numpy.exp on the data, as a careless forward might do."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return numpy.exp(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (dout,)
+
+
+class _HostMask(minigrad.autograd.Function):
+    """A deliberately wrong op: a host mask mixed into device data."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * (numpy.arange(x.shape[-1]) > 0)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (dout,)
+
+
+@pytest.mark.parametrize("bad_op", [_HostExp, _HostMask])
+def test_the_strict_device_catches_code_that_would_break_on_cupy(bad_op):
+    assert bad_op.apply(minigrad.ones(3)).shape == (3,)          # NumPy lets it pass on "cpu" ...
+    with pytest.raises(TypeError):
+        bad_op.apply(minigrad.ones(3, device="strict"))          # ... the strict device, like CuPy, does not
