@@ -35,17 +35,17 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = xp.zeros_like(p.data)    # v
             state["step"] += 1
             t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            g, data = p.grad, p.data
+            g = p.grad
             if decay and self.decoupled_weight_decay:
-                data = data * (1 - lr * decay)
+                self._subtract(p, (lr * decay) * p.data)     # p * (1 - lr * decay)
             elif decay:
-                g = g + decay * data
+                g = g + decay * p.data
             m *= beta1                                        # the moments are ours: in place
             m += (1 - beta1) * g
             v *= beta2
             v += (1 - beta2) * (g * g)
             denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
-            self._update(p, data - (lr / (1 - beta1 ** t)) * (m / denom))
+            self._subtract(p, (lr / (1 - beta1 ** t)) * (m / denom))
 
 
 class AdamW(Adam):

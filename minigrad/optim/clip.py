@@ -6,7 +6,7 @@ from ..tensor import Tensor
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     """Scale all gradients together so that their joint norm is at most ``max_norm``.
 
-        total = || (g_1, g_2, ...) ||_norm_type     over every parameter's grad
+        total = || (g_1, g_2, ...) ||_norm_type  =  || (||g_1||, ||g_2||, ...) ||_norm_type
         g_i <- g_i * min(1, max_norm / (total + 1e-6))
 
     The direction of the update is kept; only its length shrinks.  Returns the
@@ -19,12 +19,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     if not grads:
         return Tensor(0.0)
     xp = backend.array_module(*grads)
-    norm_type = float(norm_type)
-    if norm_type == float("inf"):
-        largest = [xp.abs(g).max() for g in grads if g.size]
-        total = xp.stack(largest).max() if largest else xp.zeros((), dtype=grads[0].dtype)
-    else:
-        total = sum((xp.abs(g) ** norm_type).sum() for g in grads) ** (1.0 / norm_type)
+    norms = [xp.linalg.norm(g.reshape(-1), norm_type) for g in grads if g.size]   # one per parameter
+    total = xp.linalg.norm(xp.stack(norms), norm_type) if norms else xp.zeros((), dtype=grads[0].dtype)
     total = backend.ensure_array(total)
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)   # stays on the device: no host sync
     for p in parameters:

@@ -70,14 +70,14 @@ class Optimizer:
                     yield group, p, self.state.setdefault(p, {})
 
     @staticmethod
-    def _update(p, new_data):
-        """p.data = new_data (written in place) and tell autograd that p changed.
+    def _subtract(p, delta):
+        """p.data -= delta, in place, and tell autograd that p changed.
 
         The version bump makes a backward through a graph that saved the old
-        values raise instead of silently using them.
+        values of p raise an error instead of silently using the new ones.
         """
         with no_grad():
-            p.data[...] = new_data
+            p.data -= delta
             p._version[0] += 1
 
     # ------------------------------------------------------------------ checkpoints

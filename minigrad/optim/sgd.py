@@ -33,4 +33,4 @@ class SGD(Optimizer):
                     buf *= momentum                          # the buffer is ours: update in place
                     buf += (1 - group["dampening"]) * g
                 g = g + momentum * buf if group["nesterov"] else buf
-            self._update(p, p.data - group["lr"] * g)
+            self._subtract(p, group["lr"] * g)
