@@ -260,7 +260,7 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
             candidate_lp = (log_prob[:, :, None] + step_lp).reshape(N, K * V)
             candidate_len = xp.repeat(lengths + ~finished, V, axis=1).reshape(N, K * V)
             rank = _length_normalise(xp, candidate_lp, candidate_len, length_penalty)
-            best = xp.argsort(-rank, axis=1, kind="stable")[:, :K]  # (N, K) candidate ids
+            best = _top_k(xp, rank, K)                               # (N, K) candidate ids, best first
             parent, token = best // V, best % V
             was_finished = finished[batch, parent]
             log_prob = candidate_lp[batch, best]
@@ -275,10 +275,20 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
             if bool(finished.all()):
                 break
         score = _length_normalise(xp, log_prob, lengths, length_penalty)
-        order = xp.argsort(-score, axis=1, kind="stable")
+        order = xp.argsort(-score, axis=1)
         results = _hypotheses(*(backend.to_numpy(a) for a in (
             history[batch, order], log_prob[batch, order], score[batch, order], lengths[batch, order])), n_best)
     return (results, trace) if return_trace else results
+
+
+def _top_k(xp, values, k):
+    """Column indices of the k largest values of each row of (N, M), largest first.
+
+    argpartition finds the k largest in linear time; only those k are then sorted.
+    """
+    top = xp.argpartition(-values, k - 1, axis=1)[:, :k]
+    order = xp.argsort(-xp.take_along_axis(values, top, axis=1), axis=1)
+    return xp.take_along_axis(top, order, axis=1)
 
 
 def _length_normalise(xp, log_prob, lengths, alpha):

@@ -13,6 +13,12 @@ def test_word_tokenizer_lowercases_and_splits_punctuation():
     assert WordTokenizer().detokenize(["not", "bad", ",", "really", "!"]) == "not bad, really!"
 
 
+@given(st.text(max_size=60))
+def test_word_tokenize_equals_one_regex_over_the_whole_text(text):
+    import re
+    assert word_tokenize(text) == re.findall(r"\w+|[^\w\s]", text.lower())
+
+
 @given(st.text(max_size=40))
 def test_char_tokenizer_round_trips(text):
     tokenizer = CharTokenizer()
