@@ -122,7 +122,7 @@ def _device(state, default):
 
 # ----------------------------------------------------------------------------- greedy and sampling
 
-def greedy(decoder, state, start, max_len, eos=None, pad=0):
+def greedy(decoder, state, start, max_len, eos=None):
     """Pick the most probable next token at every step.
 
     start: N start ids (usually <bos>); stops a row after it emits ``eos``.

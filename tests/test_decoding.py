@@ -157,3 +157,15 @@ def test_plot_beam_tree_writes_a_png(tmp_path):
                            return_trace=True)
     path = decoding.plot_beam_tree(trace, tmp_path / "tree.png", itos=["a", "b", "c", "</s>"])
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_protocol_works_with_the_transformer_language_model():
+    from minigrad.models import CausalLM
+    lm = CausalLM(9, d_model=8, nhead=2, num_layers=1, dim_feedforward=16, dropout=0.0, dtype=minigrad.float64)
+    lm.eval()
+    results = beam_search(lm, lm.initial_state(2), [BOS, 1], beam_size=3, max_len=4, eos=EOS, n_best=3)
+    for start, hyps in zip([BOS, 1], results):
+        forced = sequence_log_prob(lm, lm.initial_state(len(hyps)), [start] * len(hyps), [h.tokens for h in hyps])
+        assert all(math.isclose(h.log_prob, f, abs_tol=1e-9) for h, f in zip(hyps, forced))
+    greedy_tokens, _ = greedy(lm, lm.initial_state(2), [BOS, 1], max_len=4, eos=EOS)
+    assert greedy_tokens == [r[0].tokens for r in beam_search(lm, lm.initial_state(2), [BOS, 1], 1, 4, EOS)]
