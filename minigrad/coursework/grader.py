@@ -22,6 +22,7 @@ Each check runs in its own process (``sandbox.run_check``), so checks do not
 depend on one another, and a submission that hangs or crashes fails only the
 check it hangs or crashes in.
 """
+import errno
 import importlib.util
 import json
 import os
@@ -160,7 +161,7 @@ def gradescope(results):
 # --------------------------------------------------------------------------- the child side
 
 class Failure(Exception):
-    """A check that fails for a reason already put into words."""
+    """A check that fails for a reason already put into words: Failure(message[, max_rel_error, worst])."""
 
 
 def _where(error, path):
@@ -180,6 +181,10 @@ def _student(what, path, function, *args):
         raise Failure(f"{what} called sys.exit({error.code!r}){_where(error, path)}: a submission must not exit")
     except MemoryError as error:
         raise Failure(f"{what} ran out of memory{_where(error, path)} (the limit is set by the grader)")
+    except OSError as error:
+        if error.errno != errno.EFBIG:  # the sandbox's limit on the size of what is printed
+            raise Failure(f"{what} raised {type(error).__name__}: {error}{_where(error, path)}")
+        raise Failure(f"{what} printed more than the 64 MB of output the grader allows{_where(error, path)}")
     except RecursionError as error:
         raise Failure(f"{what} recursed too deeply{_where(error, path)}")
     except Exception as error:
@@ -251,7 +256,7 @@ class PairHarness:
             raise Failure(f"{self.check['forward']} should return ({', '.join(self.check['outputs'])}, cache)")
         return result[:-1], result[-1]
 
-    def forward(self, args, slot_values=None):
+    def forward(self, args):
         return self._run_forward(args)[0]
 
     def backward(self, args, douts):
@@ -375,7 +380,7 @@ def numeric_gradients(forward, args, positions, douts, eps=EPS):
     return grads
 
 
-def _run_case(check, student, reference, inputs, rng, path):
+def _run_case(check, student, reference, inputs, rng):
     """Judge one case; returns (max relative error, worst element).  Raises Failure when it fails."""
     args = list(inputs)
     slots = student.slots(inputs)
@@ -433,7 +438,7 @@ def run_check_here(assignment_dir, submission, check_name, memory_mb=None):
         student = harness(student_module, check, path, **extra)
         for number, case in enumerate(check["cases"]):
             inputs, rng = make_inputs(check, case, [check.get("seed", 0), number])
-            error, where = _run_case(check, student, reference, inputs, rng, path)
+            error, where = _run_case(check, student, reference, inputs, rng)
             if error >= worst_error:
                 worst_error, worst = error, where
     except Failure as failure:

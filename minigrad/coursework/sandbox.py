@@ -4,7 +4,8 @@ The grader never runs a submission in its own process.  For each check it
 starts a child, which
 
     1. lowers its own limits (``resource.setrlimit``): address space (the
-       memory it has now plus ``memory_mb``) and CPU time (a backstop);
+       memory it has now plus ``memory_mb``), CPU time (a backstop) and the
+       size of the files it writes (its printed output);
     2. imports the submission, runs the check (``grader.run_check_here``) and
        writes a JSON result to a file;
 
@@ -54,6 +55,8 @@ def _limit(memory_mb, time_limit):
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = int(float(time_limit)) + 2  # the parent's wall-clock limit is the real one
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    output = 64 * 2 ** 20  # a print in an endless loop must not fill the disk
+    resource.setrlimit(resource.RLIMIT_FSIZE, (output, output))
 
 
 def _child(assignment_dir, submission, check, result_path, memory_mb, time_limit):
@@ -156,6 +159,7 @@ def run_check(assignment_dir, submission, check, time_limit=10.0, memory_mb=1024
             name = signal.Signals(-code).name
             reason = {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
                       "SIGKILL": f"was killed, most likely for using more than {memory_mb} MB of memory",
+                      "SIGXFSZ": "printed more than 64 MB of output",
                       "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
             message = f"the check {reason}"
         else:
