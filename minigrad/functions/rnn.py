@@ -134,7 +134,7 @@ class RNNFunction(Function):
         H = w_hh.shape[1]
         A = _input_projection(xp, x, w_ih, (b_ih, b_hh))       # (T, N, H)
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
-        w_hh_T = w_hh.T
+        w_hh_T = xp.ascontiguousarray(w_hh.T)                 # a contiguous B operand: faster gemm
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
             xp.matmul(hs[prev], w_hh_T, out=h)                 # h_{t-1} W_hh^T
@@ -210,7 +210,7 @@ class LSTMFunction(Function):
         half = xp.full((4 * H,), 0.5, dtype=x.dtype)
         half[2 * H:3 * H] = 1
         shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
-        w_hh_half_T = (w_hh * half[:, None]).T
+        w_hh_half_T = xp.ascontiguousarray((w_hh * half[:, None]).T)   # contiguous: faster gemm
         G = _input_projection(xp, x, w_ih * half[:, None],     # (T, N, 4H)
                               (None if b is None else b * half for b in (b_ih, b_hh)))
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
@@ -327,8 +327,8 @@ class GRUFunction(Function):
         Hn = xp.empty((T, N, H), dtype=dtype)       # ah_n (reset_after) or r * h_{t-1} (not)
         recurrent = xp.empty((N, 3 * H if reset_after else 2 * H), dtype=dtype)
         hn = xp.empty((N, H), dtype=dtype)
-        w_rec_T = w_hh_half.T if reset_after else w_hh_half[:2 * H].T
-        w_hn_T = w_hh[2 * H:].T
+        w_rec_T = xp.ascontiguousarray(w_hh_half.T if reset_after else w_hh_half[:2 * H].T)
+        w_hn_T = xp.ascontiguousarray(w_hh[2 * H:].T)
         for t, prev, nxt in _steps(T, reverse):
             g, h_prev, h = G[t], hs[prev], hs[nxt]
             rz, n = g[:, :2 * H], g[:, 2 * H:]
