@@ -50,7 +50,10 @@ def _memory_in_use():
 
 
 def _limit(memory_mb, time_limit):
-    import resource
+    try:
+        import resource
+    except ImportError:  # Windows: no limits but the parent's clock
+        return
     memory = _memory_in_use() + int(float(memory_mb) * 2 ** 20)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = int(float(time_limit)) + 2  # the parent's wall-clock limit is the real one
