@@ -19,6 +19,22 @@ def _check_matmul(a, b):
         )
 
 
+def _matmul(a, b):
+    """a @ b, arranged so that NumPy hands the work to BLAS.
+
+    NumPy's batched matmul falls back to a slow loop (50x slower here) when
+    the second operand is a batch of transposed matrices, and loops over the
+    batch even when the second operand is one matrix.  So: a stack @ one matrix
+    is folded into one 2-D product, and a transposed stack is copied first.
+    """
+    if b.ndim == 2 and a.ndim > 2:
+        folded = a.reshape(-1, a.shape[-1]) @ b                 # (batch * N, K) @ (K, M)
+        return folded.reshape(tuple(a.shape[:-1]) + (b.shape[-1],))
+    if b.ndim > 2 and b.strides[-1] != b.itemsize:
+        b = backend.array_module(b).ascontiguousarray(b)
+    return a @ b
+
+
 class MatMul(Function):
     """Y = A @ B.   dL/dA = dL/dY @ B^T,   dL/dB = A^T @ dL/dY.
 
@@ -30,7 +46,7 @@ class MatMul(Function):
     def forward(ctx, a, b):
         _check_matmul(a, b)
         ctx.save_for_backward(a, b)
-        return a @ b
+        return _matmul(a, b)
 
     @staticmethod
     def backward(ctx, dout):
@@ -45,7 +61,7 @@ class MatMul(Function):
             dout2 = xp.expand_dims(dout2, -2)          # (.., M) -> (.., 1, M)   => (.., N, M)
         da = db = None
         if ctx.needs_input_grad[0]:
-            da = dout2 @ xp.swapaxes(b2, -1, -2)       # dL/dA = dL/dY B^T
+            da = _matmul(dout2, xp.swapaxes(b2, -1, -2))   # dL/dA = dL/dY B^T
             da = unbroadcast(da, a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
             if b2.ndim == 2 and a2.ndim > 2:           # shared B: fold the batch into one matmul
