@@ -3,6 +3,9 @@
     python benchmarks/run.py                  every suite
     python benchmarks/run.py --quick          fewer repeats: a smoke run of seconds
     python benchmarks/run.py --suite core     one suite (repeat --suite for several)
+    python benchmarks/run.py --threads 1 --clock cpu
+                                              one BLAS/torch thread each, timed in CPU
+                                              time: steady numbers on a busy shared machine
 
 Suites are the modules ``benchmarks/bench_<name>.py`` named in SUITES below;
 a suite whose module does not exist yet is skipped with a note.  Each suite
@@ -70,16 +73,32 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
     parser.add_argument("--suite", action="append", choices=SUITES, help="run only this suite (repeatable)")
+    parser.add_argument("--threads", type=int, help="limit BLAS (threadpoolctl) and torch to this many threads")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="cpu: the calling thread's CPU time, which ignores other processes "
+                             "(meaningful with --threads 1 only)")
     parser.add_argument("--no-save", action="store_true", help="print only; write no results file")
     args = parser.parse_args()
+    if args.clock == "cpu" and args.threads != 1:
+        parser.error("--clock cpu measures one thread: use it with --threads 1")
 
-    from common import machine_description   # imports numpy: after the re-exec
+    import common   # imports numpy: after the re-exec
 
-    header = machine_description()
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.threads)
+        torch = common.torch_or_none()
+        if torch is not None:
+            torch.set_num_threads(args.threads)
+    if args.clock == "cpu":
+        common.CLOCK = time.thread_time
+
+    header = common.machine_description()
     if os.environ.get(REEXEC_MARK):
         header.append(f"note: re-run with {os.environ[REEXEC_MARK]} removed from this command's "
                       "environment (they slow NumPy down)")
-    header.append("times: minimum over repeats; minigrad and torch interleaved in one process")
+    clock = "CPU time of the calling thread" if args.clock == "cpu" else "wall-clock time"
+    header.append(f"times: {clock}, minimum over repeats; minigrad and torch interleaved in one process")
     print("\n".join(header), flush=True)
 
     rows = []
