@@ -113,12 +113,10 @@ def rss():
 def step():
     out, _ = model(x)
     out.sum().backward()
-step()                                   # warm up: caches, allocator pools, lazy imports
-before = rss()
-peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = rss()                           # model and input already allocated
 step()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(max(peak - max(before, peak_before), 0) / 2 ** 20 if peak > peak_before else 0.0)
+print(max(peak - before, 0) / 2 ** 20)
 """
 
 
