@@ -123,7 +123,7 @@ class _Objective:
         self.fn, self.args = fn, args
         self.rng_state = backend.host_generator().bit_generator.state
         outputs = self._call()
-        rng = numpy.random.default_rng(seed)
+        rng = numpy.random.default_rng([seed, _STREAM])
         self.upstream = []
         for position, out in enumerate(outputs):
             if isinstance(out, Tensor) and out.dtype.kind == "f":
@@ -246,7 +246,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
             tensor.grad = grad
 
     rows = []
-    rng = numpy.random.default_rng(seed + 1)
+    rng = numpy.random.default_rng([seed, _STREAM + 1])
     center = objective.value()
     for (name, tensor), grad in zip(named, analytic):
         data = tensor.data
