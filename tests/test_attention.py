@@ -10,6 +10,7 @@ import minigrad
 from minigrad import nn
 from minigrad import functional as F
 from minigrad.attention import causal_mask, combine_masks, key_padding_to_4d, merge_heads, padding_mask, split_heads
+from minigrad.functions import attention as attention_function
 from minigrad.functions.attention import ScaledDotProductAttention
 from minigrad.functions.gelu import erf
 from minigrad.gradcheck import GradcheckError, check_module, gradcheck
@@ -80,6 +81,25 @@ def test_sdpa_equals_composition_from_primitives(device, kind):
     assert numpy.allclose(weights.numpy().sum(-1), 1.0)
 
 
+@pytest.mark.parametrize("block", [2 * 3 * 5, 5])   # blocks of rows, and blocks of query rows
+def test_sdpa_in_small_blocks_equals_one_block(device, block, monkeypatch):
+    q, k, v = randn(3, 2, 3, 4, device=device), randn(3, 2, 5, 4, device=device), randn(3, 2, 5, 3, device=device)
+    mask = mask_kinds(3, 3, 5, device)["padding+causal"]
+    grad = randn(3, 2, 3, 3, device=device, requires_grad=False)
+    results = []
+    for size in (10 ** 6, block):
+        monkeypatch.setattr(attention_function, "BLOCK_ELEMENTS", size)
+        minigrad.manual_seed(0)                                 # the same dropout mask both times
+        out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.2, return_weights=True)
+        (out * grad).sum().backward()
+        results.append([out.numpy(), weights.numpy()] + [minigrad.tensor(t.grad).numpy() for t in (q, k, v)])
+        for t in (q, k, v):
+            t.grad = None
+    for a, b in zip(*results):
+        assert numpy.allclose(a, b, atol=1e-12)
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, return_weights=True), (q, k, v))
+
+
 def test_sdpa_fully_masked_row_gives_zeros_not_nan(device):
     q, k, v = randn(2, 3, 4, device=device), randn(2, 5, 4, device=device), randn(2, 5, 3, device=device)
     mask = numpy.zeros((2, 3, 5), dtype=bool)
@@ -105,16 +125,17 @@ class _ForgetsSoftmaxCentering(ScaledDotProductAttention):
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, weights, dropped, keep, out = ctx.saved_tensors
-        dp = dout @ v.swapaxes(-1, -2)
-        ds = weights * dp
-        return ds @ k * ctx.scale, ds.swapaxes(-1, -2) @ q_scaled, weights.swapaxes(-1, -2) @ dout, None, None, None, None
+        q_scaled, k, v, k_t, mask, keep, out, lse = ctx.saved_tensors
+        p = numpy.exp(q_scaled @ k_t - lse)                    # P, recomputed (cpu arrays in this test)
+        ds = p * (dout @ v.swapaxes(-1, -2))
+        return ds @ k * ctx.scale, ds.swapaxes(-1, -2) @ q_scaled, p.swapaxes(-1, -2) @ dout, None, None, None, None
 
 
 def test_gradcheck_rejects_a_broken_attention_backward():
-    q, k, v = randn(3, 4), randn(5, 4), randn(5, 2)
+    q, k, v = randn(1, 3, 4), randn(1, 5, 4), randn(1, 5, 2)
     with pytest.raises(GradcheckError):
         gradcheck(lambda q, k, v: _ForgetsSoftmaxCentering.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
+    gradcheck(lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
 
 
 @settings(max_examples=10, deadline=None)
