@@ -1,0 +1,328 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 8: Sequence to sequence, with and without attention
+#
+# **What you will learn**
+#
+# 1. The encoder-decoder: one GRU reads the source, another writes the target
+#    one token at a time, trained with *teacher forcing*.
+# 2. The bottleneck: without attention, everything the decoder knows about
+#    the source is one vector, the encoder's final state.
+# 3. Attention (Bahdanau et al., 2015; Luong et al., 2015): at every output
+#    step the decoder looks back at *all* encoder states, with three scores:
+#    dot, bilinear ("general") and MLP ("additive"/"concat").
+# 4. Decoding: greedy vs beam search, and how to score a translation: exact
+#    match and BLEU.
+# 5. Where attention helps (accuracy against input length) and what it
+#    learns (an alignment heatmap).
+#
+# The task: dates written by people -> ISO dates, character by character,
+#
+#     "Wednesday, 3 March 1999"  ->  "1999-03-03"
+#     "03.03.1999"               ->  "1999-03-03"
+#
+# **Notation.**  Source x_1 ... x_S, target y_1 ... y_T, encoder states
+# h_1 ... h_S (H features each), decoder states s_t:
+#
+#     h_j = GRU_enc(emb(x_j), h_{j-1})                       encoder
+#     s_t = GRU_dec(emb(y_{t-1}), s_{t-1}),   s_0 = h_S        decoder (y_0 = <bos>)
+#     bottleneck:  p(y_t | y_<t, x) = softmax(W s_t)
+#     attention:   e_tj = score(s_t, h_j),  a_t = softmax(e_t),  c_t = Σ_j a_tj h_j
+#                  p(y_t | y_<t, x) = softmax(W [s_t; c_t])
+#
+#     dot       score(s, h) = s · h
+#     bilinear  score(s, h) = sᵀ W_a h
+#     MLP       score(s, h) = vᵀ tanh(W [s; h] + b)
+#
+# This is Luong's arrangement (attention *after* the GRU step, on s_t);
+# Bahdanau's original attends with s_{t-1} and feeds c_t *into* the GRU step.
+# Dive into Deep Learning's `Seq2SeqAttentionDecoder` follows Bahdanau.
+
+# %%
+import time
+
+import numpy as np
+
+import minigrad
+import minigrad.models
+from minigrad import decoding, lesson, metrics, optim
+from minigrad import functional as F
+from minigrad.data import dates
+from minigrad.text import BOS_IDX, EOS_IDX, PAD_IDX, Vocab, pad_batch
+
+run = lesson.setup("08_seq2seq_attention")
+plt = run.pyplot()
+
+# %% [markdown]
+# ## 1. The data
+#
+# Seven formats, dates from 1950 to 2049.  Both sides are tokenized by
+# character; the target gets `<bos>` in front (the decoder's first input) and
+# `<eos>` at the end (the decoder's signal to stop).
+
+# %%
+train_pairs = dates(run.size(3000, 20000), seed=0)
+test_pairs = dates(run.size(200, 1000), seed=1)
+src_vocab = Vocab.build(list(source) for source, _ in train_pairs)
+tgt_vocab = Vocab.build(list(target) for _, target in train_pairs)
+for source, target in train_pairs[:5]:
+    print(f"{source!r:>28} -> {target!r}")
+print(f"source vocabulary {len(src_vocab)} characters, target vocabulary {len(tgt_vocab)}: {tgt_vocab.itos}")
+
+
+def to_batch(pairs):
+    """(source, target) strings -> src ids (N, S) and tgt ids (N, T + 2) with <bos> ... <eos>, padded with 0."""
+    src = pad_batch([src_vocab.encode(list(s)) for s, _ in pairs], device=run.device).ids
+    tgt = pad_batch([tgt_vocab.encode(list(t), add_bos=True, add_eos=True) for _, t in pairs],
+                    device=run.device).ids
+    return src, tgt
+
+
+# %% [markdown]
+# ## 2. Teacher forcing
+#
+# During training the decoder's input at step t is the *true* previous token
+# y_{t-1}, not its own guess: `model(src, tgt[:, :-1])` returns the logits of
+# all T positions in one pass, and the loss is the cross entropy against
+# `tgt[:, 1:]` (the same sequence shifted left), skipping padding.
+#
+# We train four models with the same budget: the bottleneck and the three
+# attention scores.
+
+# %%
+H = run.size(48, 64)
+steps = run.size(60, 1000)
+batch_size = 64
+kinds = [None, "dot"] if run.quick else [None, "dot", "bilinear", "mlp"]
+
+
+def train(attention):
+    minigrad.manual_seed(run.seed)
+    model = minigrad.models.Seq2Seq(len(src_vocab), len(tgt_vocab), embedding_dim=32, hidden_size=H,
+                                    attention=attention).to(run.device)
+    optimizer = optim.Adam(model.parameters(), lr=0.01)
+    order = np.random.default_rng(run.seed)
+    progress = run.progress(steps)
+    curve = []
+    started = time.perf_counter()
+    for step in range(steps):
+        src, tgt = to_batch([train_pairs[i] for i in order.integers(0, len(train_pairs), batch_size)])
+        logits = model(src, tgt[:, :-1])                                          # (N, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1),
+                               ignore_index=PAD_IDX)
+        optimizer.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        curve.append(loss.item())
+        progress.log(step, loss=curve[-1])
+    return model, curve, time.perf_counter() - started
+
+
+# %% [markdown]
+# ## 3. Greedy decoding, exact match and BLEU
+#
+# At test time there is no true previous token: the decoder feeds back its own
+# output.  `decoding.greedy` takes the most probable token at every step until
+# `<eos>`.  Exact match counts outputs equal to the reference; BLEU
+# (`metrics.corpus_bleu`, 1- to 4-gram precision with a brevity penalty, here
+# over characters) gives partial credit: "1999-03-04" still matches most
+# n-grams of "1999-03-03".
+
+# %%
+test_src, test_tgt = to_batch(test_pairs)
+max_len = 12                                                                     # 10 characters, <eos>, slack
+
+
+def translate(model, src, beam_size=None):
+    """Greedy (or beam) decoding of a source batch: (strings, log-probabilities)."""
+    model.eval()
+    with minigrad.no_grad():
+        state = model.initial_state(src)
+        start = [BOS_IDX] * src.shape[0]
+        if beam_size is None:
+            sequences, log_probs = decoding.greedy(model, state, start, max_len, eos=EOS_IDX)
+        else:
+            best = decoding.beam_search(model, state, start, beam_size, max_len, eos=EOS_IDX)
+            sequences, log_probs = [b[0].tokens for b in best], [b[0].log_prob for b in best]
+    model.train()
+    return ["".join(tgt_vocab.decode(s)) for s in sequences], log_probs
+
+
+def scores(outputs, pairs):
+    exact = float(np.mean([out == target for out, (_, target) in zip(outputs, pairs)]))
+    bleu = metrics.corpus_bleu([[list(target)] for _, target in pairs], [list(out) for out in outputs])
+    return exact, bleu
+
+
+models, curves, rows = {}, {}, []
+for kind in kinds:
+    name = kind or "bottleneck"
+    print(f"--- {name}")
+    models[name], curves[name], seconds = train(kind)
+    outputs, _ = translate(models[name], test_src)
+    exact, bleu = scores(outputs, test_pairs)
+    rows.append({"model": name, "parameters": models[name].num_parameters(), "final loss": curves[name][-1],
+                 "exact match": exact, "BLEU": bleu, "train s": seconds})
+run.table(rows, f"Dates -> ISO, {steps} updates of {batch_size}, H = {H}, greedy decoding, {len(test_pairs)} test dates")
+
+if plt:
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, curve in curves.items():
+        smooth = np.convolve(curve, np.ones(10) / 10, mode="valid")
+        ax.plot(np.arange(len(smooth)) + 10, smooth, label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("update")
+    ax.set_ylabel("training loss (nats per character)")
+    ax.set_title("Teacher-forced training loss")
+    ax.legend()
+    run.savefig(fig, "loss.png")
+
+result = {r["model"]: r for r in rows}
+run.check(result["dot"]["exact match"] > result["bottleneck"]["exact match"] and
+          result["dot"]["BLEU"] > result["bottleneck"]["BLEU"],
+          f"attention beats the bottleneck: exact match {result['dot']['exact match']:.2f} vs "
+          f"{result['bottleneck']['exact match']:.2f}, BLEU {result['dot']['BLEU']:.2f} vs {result['bottleneck']['BLEU']:.2f}")
+if not run.quick:
+    run.check(min(result[k]["BLEU"] for k in ("dot", "bilinear", "mlp")) > 0.95, "all three attention scores reach BLEU > 0.95")
+
+# %% [markdown]
+# ## 4. Greedy vs beam search
+#
+# Greedy decoding commits to the best token at each step; a token that looked
+# best may lead to a worse sequence.  Beam search keeps the `beam_size` best
+# prefixes at every step (`decoding.beam_search`) and returns the sequence with
+# the highest total log-probability log p(y | x) = Σ_t log p(y_t | y_<t, x) it
+# found.  It cannot be worse than greedy by much, and is usually better, by
+# that measure; whether the *translations* improve depends on how well the
+# model's probabilities agree with the metric.
+
+# %%
+beam_model = "dot" if run.quick else "bottleneck"     # the weaker the model, the more the search matters
+greedy_out, greedy_lp = translate(models[beam_model], test_src)
+beam_out, beam_lp = translate(models[beam_model], test_src, beam_size=5)
+greedy_lp, beam_lp = np.array(greedy_lp), np.array(beam_lp)
+beam_rows = []
+for method, outputs, lp in (("greedy", greedy_out, greedy_lp), ("beam, K = 5", beam_out, beam_lp)):
+    exact, bleu = scores(outputs, test_pairs)
+    beam_rows.append({"decoding": method, "mean log p(y|x)": float(lp.mean()), "exact match": exact, "BLEU": bleu})
+run.table(beam_rows, f"Greedy vs beam search ({beam_model} model)")
+better = float(np.mean(beam_lp > greedy_lp + 1e-6))
+not_worse = float(np.mean(beam_lp >= greedy_lp - 1e-6))
+print(f"beam finds a more probable output for {better:.1%} of the dates, one at least as probable for {not_worse:.1%}")
+run.check(beam_lp.mean() >= greedy_lp.mean() - 1e-9, "beam search >= greedy in mean log-probability")
+run.check(not_worse >= 0.95, "beam search is at least as probable as greedy on 95% of the dates")
+
+# %% [markdown]
+# ## 5. Accuracy against input length
+#
+# The bottleneck model must squeeze "Wednesday, 3 March 1999" (23 characters)
+# into the same H numbers as "03.03.1999" (10).  With attention the decoder
+# reads the digits it needs straight from the encoder states.
+
+# %%
+lengths = np.array([len(source) for source, _ in test_pairs])
+bins = [(0, 11), (11, 15), (15, 19), (19, 40)]
+correct = {name: np.array([out == target for out, (_, target) in zip(translate(model, test_src)[0], test_pairs)])
+           for name, model in models.items()}
+length_rows = []
+for low, high in bins:
+    chosen = (lengths >= low) & (lengths < high)
+    row = {"source length": f"{low}-{high - 1}", "dates": int(chosen.sum())}
+    for name in models:
+        row[f"exact, {name}"] = float(correct[name][chosen].mean()) if chosen.any() else float("nan")
+    length_rows.append(row)
+run.table(length_rows, "Exact match by source length")
+
+if plt:
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    centres = np.arange(len(bins))
+    width = 0.8 / len(models)
+    for i, name in enumerate(models):
+        ax.bar(centres + i * width, [r[f"exact, {name}"] for r in length_rows], width, label=name)
+    ax.set_xticks(centres + width * (len(models) - 1) / 2)
+    ax.set_xticklabels([r["source length"] for r in length_rows])
+    ax.set_xlabel("source length (characters)")
+    ax.set_ylabel("exact match")
+    ax.set_title("Accuracy against input length")
+    ax.legend()
+    run.savefig(fig, "accuracy_vs_length.png")
+
+# %% [markdown]
+# ## 6. What attention looks at
+#
+# We decode one date step by step, calling the decoder protocol ourselves
+# (`initial_state`, then `step` with the last token) and keeping the
+# attention weights a_t that each step leaves in its state.  Row t of the
+# heatmap is the distribution over source characters while writing output
+# character t: the year's digits look at the year, the month's at the month.
+
+# %%
+example = ("Wednesday, 3 March 1999", "1999-03-03")
+model = models["dot"]
+model.eval()
+with minigrad.no_grad():
+    src, _ = to_batch([example])
+    state = model.initial_state(src)
+    token = minigrad.tensor([BOS_IDX], device=run.device)
+    written, rows_of_weights = [], []
+    for t in range(max_len):
+        log_probs, state = model.step(token, state)
+        token = log_probs.argmax(-1)
+        if token.item() == EOS_IDX:
+            break
+        written.append(tgt_vocab.itos[token.item()])
+        rows_of_weights.append(state["weights"].numpy()[0])                       # (S,)
+model.train()
+alignment = np.stack(rows_of_weights)                                              # (T_out, S)
+print(f"{example[0]!r} -> {''.join(written)!r}")
+
+if plt:
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.imshow(alignment, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(example[0])))
+    ax.set_xticklabels(list(example[0]))
+    ax.set_yticks(range(len(written)))
+    ax.set_yticklabels(written)
+    ax.set_xlabel("source character")
+    ax.set_ylabel("output character")
+    ax.set_title("Dot attention while writing the ISO date")
+    run.savefig(fig, "attention_heatmap.png")
+
+# where each year digit of the output looks: its weight on the "1999" of the source
+year_start = example[0].index("1999")
+on_year = alignment[:4, year_start:year_start + 4].sum(axis=1) if len(written) >= 4 else np.zeros(1)
+print("weight of the first four output characters on the source year:", np.round(on_year, 2))
+run.check(on_year.mean() > 0.5, "while writing the year, attention rests on the source year")
+if not run.quick:
+    run.check("".join(written) == example[1], "the dot model translates the example")
+
+# %% [markdown]
+# ## Exercises
+#
+# The coursework assignment on **attention** (see `minigrad assignment list`)
+# asks for the softmax and attention backward used here; the **rnn** and
+# **lstm_gru** assignments for the recurrent parts.
+#
+# 1. Scheduled sampling: train with `model.forward_free_running(src, tgt_in,
+#    teacher_forcing=0.5)`.  Does the greedy accuracy change?
+# 2. Make the inputs longer (e.g. prepend "the date is ") and compare the
+#    bottleneck with attention again.
+# 3. Run beam search with `length_penalty=1.0`.  When does it change the output?
+# 4. Plot the heatmap of the bilinear and MLP models: are their alignments
+#    sharper or more diffuse than dot's?
+
+# %%
+run.done()
