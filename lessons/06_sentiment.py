@@ -236,9 +236,9 @@ if plt:
     ax.set_xticks(np.arange(3) + 0.4 - width / 2, ["all", "negations", "'but' contrasts"])
     ax.axhline(0.5, color="k", linestyle="--", linewidth=1)
     ax.set_ylabel("accuracy")
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.35)
     ax.set_title("Word order matters: bag of words vs recurrent models")
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="upper center", ncol=3)
     run.savefig(fig, "accuracy.png")
 
 # %% [markdown]
