@@ -44,8 +44,7 @@ def linear(x, weight, bias=None):
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
             f"but the weight {weight.shape} (out_features, in_features) expects in_features={weight.shape[1]}"
         )
-    y = x @ weight.T
-    return y if bias is None else y + bias
+    return fn.Linear.apply(x, weight, bias)
 
 
 def embedding(ids, weight, padding_idx=None):

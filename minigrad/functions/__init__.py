@@ -4,7 +4,7 @@ from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
 from .elementwise import Abs, Exp, Log, ReLU, Sigmoid, Tanh
 from .embedding import Embedding
-from .linalg import MatMul
+from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, CrossEntropy, NLLLoss
 from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum

@@ -1,4 +1,4 @@
-"""Matrix product, batched and broadcasting like ``numpy.matmul``."""
+"""Matrix product, batched and broadcasting like ``numpy.matmul``; and the fused Linear layer op."""
 from .. import backend
 from ..autograd import Function, unbroadcast
 
@@ -70,3 +70,40 @@ class MatMul(Function):
                 db = xp.swapaxes(a2, -1, -2) @ dout2   # dL/dB = A^T dL/dY
             db = unbroadcast(db, b2.shape).reshape(b.shape)
         return da, db
+
+
+class Linear(Function):
+    """y = x W^T + b.   x (..., in), W (out, in), b (out,) or None  ->  y (..., out).
+
+    With the leading dimensions of x folded into M rows (X (M, in), dY (M, out)):
+
+        dL/dX = dY W          (M, in)
+        dL/dW = dY^T X        (out, in): one matmul sums over all M rows, and comes
+                               out in W's own layout (no transposed copy)
+        dL/db = sum over the M rows of dY
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        x2 = x.reshape(-1, x.shape[-1])                 # (M, in)
+        y = x2 @ weight.T                               # (M, out); BLAS reads W transposed, no copy
+        if bias is not None and bias.dtype == y.dtype:
+            y += bias                                   # y is a new array: add the bias in place
+        elif bias is not None:
+            y = y + bias                                # mixed dtypes: let the sum promote
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return y.reshape(tuple(x.shape[:-1]) + (weight.shape[0],))
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, weight = ctx.saved_tensors
+        dy = dout.reshape(-1, dout.shape[-1])                               # (M, out)
+        dx = dweight = dbias = None
+        if ctx.needs_input_grad[0]:
+            dx = (dy @ weight).reshape(x.shape)                             # dL/dX = dY W
+        if ctx.needs_input_grad[1]:
+            dweight = dy.T @ x.reshape(-1, x.shape[-1])                     # dL/dW = dY^T X
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            dbias = dy.sum(axis=0)                                          # dL/db = sum of dY rows
+        return dx, dweight, dbias
