@@ -183,18 +183,23 @@ if plt:
 # ## 4. What the numbers say
 #
 # Both models learn negation and "but", well above the majority class.  Read
-# the table for who wins *on this data, at this budget*: on sentences of ten
-# words the LSTM's left-to-right reading is exactly the inductive bias the
-# task needs, while the Transformer must learn word order from its
-# positional encodings; with more data or longer texts the picture changes.
-# Per parameter, and per second on a CPU, the two are close at this size:
-# attention costs O(T²·d), the LSTM O(T·d²) but in T sequential steps.
+# the table for who wins *on this data, at this budget*.  On the full run
+# (6000 sentences, 10 epochs) both reach 100% validation accuracy: a tie.
+# In quick mode (1200 sentences, 3 epochs) the LSTM is already perfect while
+# the Transformer is still learning: on sentences of ten words the LSTM's
+# left-to-right reading is exactly the inductive bias the task needs, while
+# the Transformer must learn word order from its positional encodings.
+# The Transformer has half the parameters but, on a CPU at this size, costs
+# more per batch: attention costs O(T²·d) and several small matmuls, the
+# LSTM O(T·d²) in T sequential steps that minigrad runs as one fused loop.
 
 # %%
 transformer, lstm = results[0], results[1]
-winner = transformer if transformer["val accuracy"] > lstm["val accuracy"] else lstm
-print(f"winner on validation accuracy: {winner['model']} "
-      f"({transformer['val accuracy']:.3f} Transformer vs {lstm['val accuracy']:.3f} LSTM)")
+gap = transformer["val accuracy"] - lstm["val accuracy"]
+verdict = "a tie" if abs(gap) < 0.005 else "the Transformer wins" if gap > 0 else "the LSTM wins"
+print(f"validation accuracy {transformer['val accuracy']:.3f} Transformer vs {lstm['val accuracy']:.3f} LSTM: "
+      f"{verdict}; the Transformer's training took {transformer['train seconds'] / lstm['train seconds']:.1f}x "
+      f"the LSTM's time")
 margin = run.size(0.1, 0.2)
 run.check(transformer["val accuracy"] > majority + margin,
           f"the Transformer classifier beats the majority class by more than {margin}")
