@@ -99,9 +99,9 @@ if hard_output.requires_grad:                     # the argmax cut the graph: no
     hard_output.sum().backward()
 hard_grad = 0.0 if query.grad is None else float(np.abs(to_numpy(query.grad)).sum())
 run.table([{"attention": "soft (softmax)", "weight on key 2": float(weights.numpy()[0, 1]),
-            "output": str(np.round(output.numpy()[0], 3)), "|d output / d query|": soft_grad},
+            "output": str(np.round(output.numpy()[0], 3)), "sum of abs d output/d query": soft_grad},
            {"attention": "hard (argmax)", "weight on key 2": float(hard_weights.numpy()[0, 1]),
-            "output": str(np.round(hard_output.numpy()[0], 3)), "|d output / d query|": hard_grad}],
+            "output": str(np.round(hard_output.numpy()[0], 3)), "sum of abs d output/d query": hard_grad}],
           "The query matches the second key")
 
 run.check(float(weights.numpy()[0, 1]) > 0.99, "soft attention puts more than 0.99 of its weight on the second key")
@@ -140,7 +140,7 @@ for d_k in d_ks:
         grad = float(np.linalg.norm(to_numpy(raw.grad).reshape(trials, -1), axis=1).mean())
         saturation[name].append((max_weight, grad))
         row[f"max weight, {name}"] = max_weight
-        row[f"|dL/dS|, {name}"] = grad
+        row[f"norm dL/dS, {name}"] = grad
     rows.append(row)
 run.table(rows, f"Softmax saturation: {Tk} random keys, averages over {trials} random queries")
 

@@ -82,11 +82,11 @@ run.table([{"d_model": d_model_pe, f"max |P[p+{k}] - P[p] R| (one R for all p)":
 
 if plt:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for column in (0, 1, 6, 7, 20, 21):
+    for column in (0, 8, 16, 24):                          # sines of periods 2π·10000^(column/d): 6, 20, 63, 199
         left.plot(P[:, column], label=f"dim {column}")
     left.set_xlabel("position")
     left.set_title("A few dimensions of P over positions")
-    left.legend(ncol=3, fontsize=8)
+    left.legend(ncol=2, fontsize=8)
     image = right.imshow(similarity, cmap="viridis")
     right.set_xlabel("position")
     right.set_ylabel("position")
