@@ -85,3 +85,19 @@ def test_linear_parity_with_pytorch(device, dtype, x_shape, bias):
     for position, (mine, reference) in enumerate(zip(ours, theirs)):
         numpy.testing.assert_allclose(minigrad.backend.to_numpy(mine.grad), reference.grad.numpy(),
                                       rtol=tol, atol=tol, err_msg=f"gradient of input {position}")
+
+
+def test_float32_training_step_keeps_float32_gradients(device):
+    """Linear -> LayerNorm -> cross_entropy in float32: every gradient stays float32
+    (a float64 gradient doubles the memory and runs the weight matmul in float64)."""
+    minigrad.manual_seed(0)
+    model = minigrad.nn.Sequential(minigrad.nn.Linear(6, 5), minigrad.nn.LayerNorm(5), minigrad.nn.ReLU(),
+                                   minigrad.nn.Linear(5, 3)).to(device)
+    x = minigrad.randn(4, 6, device=device)
+    target = minigrad.tensor([0, 2, 1, 2], device=device)
+    for reduction in ("mean", "sum", "none"):
+        model.zero_grad()
+        loss = F.cross_entropy(model(x), target, reduction=reduction)
+        (loss if reduction != "none" else loss.sum()).backward()
+        for name, p in model.named_parameters():
+            assert p.grad.dtype == minigrad.float32, f"{name}.grad is {p.grad.dtype} ({reduction})"

@@ -92,7 +92,8 @@ class CrossEntropy(Function):
             scale = dout / ctx.count
         else:
             scale = dout
-        dz = dz * (keep[:, None] * scale)                          # ignored rows get 0
+        dz *= keep[:, None] * scale                                # ignored rows get 0; in place keeps
+                                                                   # dz's dtype (count is an int64 array)
         if len(ctx.logits_shape) > 2:
             n, c = ctx.logits_shape[0], ctx.logits_shape[1]
             dz = xp.moveaxis(dz.reshape((n,) + tuple(ctx.logits_shape[2:]) + (c,)), -1, 1)

@@ -24,24 +24,36 @@ class LayerNorm(Function):
             )
         xp = backend.array_module(x, weight, bias)
         axes = tuple(range(x.ndim - k, x.ndim))
-        mu = x.mean(axis=axes, keepdims=True)
-        centered = x - mu
-        var = (centered * centered).mean(axis=axes, keepdims=True)
-        rstd = 1.0 / xp.sqrt(var + eps)
-        x_hat = centered * rstd
+        # the arrays made here are ours, so they are updated in place: fewer fresh buffers
+        x_hat = x - x.mean(axis=axes, keepdims=True)                 # x - mu
+        y = xp.multiply(x_hat, x_hat)                                # (x - mu)^2, then y's buffer
+        rstd = 1.0 / xp.sqrt(y.mean(axis=axes, keepdims=True) + eps)
+        x_hat *= rstd
         ctx.save_for_backward(x_hat, rstd, weight)
         ctx.axes, ctx.has_bias = axes, bias is not None
-        y = x_hat if weight is None else x_hat * weight
-        return y if bias is None else y + bias
+        if weight is None and bias is None:
+            return x_hat
+        if weight is None:
+            return xp.add(x_hat, bias, out=y)
+        xp.multiply(x_hat, weight, out=y)
+        if bias is not None:
+            y += bias
+        return y
 
     @staticmethod
     def backward(ctx, dout):
         x_hat, rstd, weight = ctx.saved_tensors
         axes = ctx.axes
         rows = tuple(range(dout.ndim - len(axes)))
-        g = dout if weight is None else dout * weight                             # dL/dx_hat
-        dx = rstd * (g - g.mean(axis=axes, keepdims=True)
-                     - x_hat * (g * x_hat).mean(axis=axes, keepdims=True))        # dL/dx
-        dweight = (dout * x_hat).sum(axis=rows) if weight is not None else None   # dL/dw
+        xp = backend.array_module(dout, x_hat)
+        scratch = xp.multiply(dout, x_hat)
+        dweight = scratch.sum(axis=rows) if weight is not None else None          # dL/dw
         dbias = dout.sum(axis=rows) if ctx.has_bias else None                     # dL/db
-        return dx, dweight, dbias, None, None
+        g = dout * weight if weight is not None else dout.copy()                  # dL/dx_hat
+        # dL/dx = r * (g - mean(g) - x_hat * mean(g * x_hat)), in place in g (a new array)
+        xp.multiply(g, x_hat, out=scratch)
+        xp.multiply(x_hat, scratch.mean(axis=axes, keepdims=True), out=scratch)
+        g -= g.mean(axis=axes, keepdims=True)
+        g -= scratch
+        g *= rstd
+        return g, dweight, dbias, None, None

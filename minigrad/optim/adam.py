@@ -40,12 +40,21 @@ class Adam(Optimizer):
                 self._subtract(p, (lr * decay) * p.data)     # p * (1 - lr * decay)
             elif decay:
                 g = g + decay * p.data
-            m *= beta1                                        # the moments are ours: in place
-            m += (1 - beta1) * g
+            # the moments are ours, so they are updated in place, and ONE scratch array
+            # (p's size) holds each temporary in turn: no fresh memory per operation
+            scratch = xp.multiply(g, 1 - beta1)
+            m *= beta1
+            m += scratch                                      # m = beta1 m + (1 - beta1) g
+            xp.multiply(g, g, out=scratch)
+            scratch *= 1 - beta2
             v *= beta2
-            v += (1 - beta2) * (g * g)
-            denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
-            self._subtract(p, (lr / (1 - beta1 ** t)) * (m / denom))
+            v += scratch                                      # v = beta2 v + (1 - beta2) g^2
+            xp.sqrt(v, out=scratch)
+            scratch /= (1 - beta2 ** t) ** 0.5
+            scratch += eps                                    # sqrt(v_hat) + eps
+            xp.divide(m, scratch, out=scratch)
+            scratch *= lr / (1 - beta1 ** t)                  # lr m_hat / (sqrt(v_hat) + eps)
+            self._subtract(p, scratch)
 
 
 class AdamW(Adam):

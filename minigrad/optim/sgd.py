@@ -31,6 +31,6 @@ class SGD(Optimizer):
                     buf = state["momentum_buffer"] = g.copy()
                 else:
                     buf *= momentum                          # the buffer is ours: update in place
-                    buf += (1 - group["dampening"]) * g
+                    buf += g if not group["dampening"] else (1 - group["dampening"]) * g
                 g = g + momentum * buf if group["nesterov"] else buf
             self._subtract(p, group["lr"] * g)
