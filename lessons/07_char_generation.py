@@ -205,8 +205,8 @@ if plt:
     run.savefig(fig, "char_lm.png")
 
 # %% [markdown]
-# At τ = 0.5 the model repeats its most likely words ("the the ..."): low
-# entropy, few distinct characters.  Around τ = 1 the samples look like the
+# At τ = 0.5 the model keeps to its most likely words and phrases ("the
+# string", "of the"): low entropy, few distinct characters.  Around τ = 1 the samples look like the
 # training text's statistics (entropy near the held-out text's).  At τ = 2
 # rare characters get real probability and the words fall apart.  Top-k
 # cuts the tail instead: only the k most likely characters can be drawn, so
