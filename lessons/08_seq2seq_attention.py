@@ -217,7 +217,7 @@ greedy_lp, beam_lp = np.array(greedy_lp), np.array(beam_lp)
 beam_rows = []
 for method, outputs, lp in (("greedy", greedy_out, greedy_lp), ("beam, K = 5", beam_out, beam_lp)):
     exact, bleu = scores(outputs, test_pairs)
-    beam_rows.append({"decoding": method, "mean log p(y|x)": float(lp.mean()), "exact match": exact, "BLEU": bleu})
+    beam_rows.append({"decoding": method, "mean log-prob of the output": float(lp.mean()), "exact match": exact, "BLEU": bleu})
 run.table(beam_rows, f"Greedy vs beam search ({beam_model} model)")
 better = float(np.mean(beam_lp > greedy_lp + 1e-6))
 not_worse = float(np.mean(beam_lp >= greedy_lp - 1e-6))
