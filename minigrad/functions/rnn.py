@@ -106,6 +106,20 @@ def _weight_grads(ctx, dA_x, dA_h, x, h_prev, w_ih, first):
     return dx, dw_ih, dw_hh, db_ih, db_hh
 
 
+def _sigma_slope(xp, s, out):
+    """sigma'(a) = s (1 - s) from s = sigma(a), written into ``out`` (returned)."""
+    xp.subtract(1, s, out=out)
+    out *= s
+    return out
+
+
+def _tanh_slope(xp, y, out):
+    """tanh'(a) = 1 - y^2 from y = tanh(a), written into ``out`` (returned)."""
+    xp.multiply(y, y, out=out)
+    xp.subtract(1, out, out=out)
+    return out
+
+
 def _float_mask(mask, dtype):
     """Bool mask (T, N, 1) -> (valid, padded) as 0/1 arrays of ``dtype``."""
     valid = mask.astype(dtype)
@@ -253,13 +267,20 @@ class LSTMFunction(Function):
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         _, c_prev, _ = _outputs(cs, ctx.reverse)
         i, f, g, o = G[..., :H], G[..., H:2 * H], G[..., 2 * H:3 * H], G[..., 3 * H:]
-        # local derivatives for all steps (sigma' = s(1 - s), tanh' = 1 - y^2):
+        # local derivatives for all steps, written straight into dA's gate blocks
+        # (no (T, N, H) temporaries: at T = 50 each one is megabytes of fresh memory)
         dA = xp.empty_like(G)                                  # (T, N, 4H)
-        dA[..., :H] = g * i * (1 - i)                          # da_i / dc
-        dA[..., H:2 * H] = c_prev * f * (1 - f)                # da_f / dc
-        dA[..., 2 * H:3 * H] = i * (1 - g * g)                 # da_g / dc
-        dA[..., 3 * H:] = tanh_cs * o * (1 - o)                # da_o / dh
-        dc_dh = o * (1 - tanh_cs * tanh_cs)                    # dc_t / dh_t through h = o tanh(c)
+        da_i, da_f, da_g, da_o = dA[..., :H], dA[..., H:2 * H], dA[..., 2 * H:3 * H], dA[..., 3 * H:]
+        _sigma_slope(xp, i, out=da_i)
+        da_i *= g                                              # da_i / dc = g i(1 - i)
+        _sigma_slope(xp, f, out=da_f)
+        da_f *= c_prev                                         # da_f / dc = c_{t-1} f(1 - f)
+        _tanh_slope(xp, g, out=da_g)
+        da_g *= i                                              # da_g / dc = i (1 - g^2)
+        _sigma_slope(xp, o, out=da_o)
+        da_o *= tanh_cs                                        # da_o / dh = tanh(c) o(1 - o)
+        dc_dh = _tanh_slope(xp, tanh_cs, out=xp.empty_like(tanh_cs))
+        dc_dh *= o                                             # dc_t / dh_t = o (1 - tanh(c_t)^2)
         f_carry = f
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
@@ -373,15 +394,22 @@ class GRUFunction(Function):
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
         # local derivatives for all steps: dai = dh * dAI, and (reset_after) dah = dh * dAH
+        # (written into dAI's gate blocks, the r block serving as scratch until it is filled)
         dAI = xp.empty_like(G)                                  # (T, N, 3H)
-        dAI[..., 2 * H:] = (1 - z) * (1 - n * n)                # da_n / dh
-        dAI[..., H:2 * H] = (h_prev - n) * z * (1 - z)          # da_z / dh
+        da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
+        _tanh_slope(xp, n, out=da_n)
+        da_n *= xp.subtract(1, z, out=da_r)                     # da_n / dh = (1 - z)(1 - n^2)
+        _sigma_slope(xp, z, out=da_z)
+        da_z *= xp.subtract(h_prev, n, out=da_r)                # da_z / dh = (h_{t-1} - n) z(1 - z)
         if reset_after:
-            dAI[..., :H] = dAI[..., 2 * H:] * Hn * r * (1 - r)  # da_r / dh, through r * ah_n
+            _sigma_slope(xp, r, out=da_r)
+            da_r *= Hn
+            da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
             dAH = dAI.copy()
             dAH[..., 2 * H:] *= r                               # dah_n = da_n * r
         else:
-            r_slope = h_prev * r * (1 - r)                      # da_r / d(rh)
+            r_slope = _sigma_slope(xp, r, out=xp.empty_like(r))
+            r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
         z_carry = z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
