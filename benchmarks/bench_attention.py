@@ -8,6 +8,7 @@ Cases (float32, loss = sum of the outputs, one forward and one backward):
     attention vs T            MultiheadAttention, batch 8, d_model 256, 8 heads, T = 64 ... 1024
     LSTM vs T                 nn.LSTM(256, 256), batch 8, the same T
     growth exponents          k in time ~ T^k, fitted by least squares on log time vs log T
+                              over the three longest lengths
 
 Per layer, self-attention costs O(T^2 d) (the (T, T) score matrix per head) and
 a recurrent layer O(T d^2) (one (d, 4d) product per step) - the table in
@@ -146,9 +147,10 @@ def run(quick):
             rows.append({"case": f"growth exponent: {name}", "minigrad_s": None, "torch_s": None,
                          "note": "nn.LSTM not available in this checkout"})
             continue
-        note = f"time ~ T^k over T={lengths[0]}..{lengths[-1]}: minigrad k={growth_exponent(lengths, ours):.2f}"
+        fit = lengths[-3:]                 # the three longest: the asymptotic regime, least noise
+        note = f"time ~ T^k over T={fit[0]}..{fit[-1]}: minigrad k={growth_exponent(fit, ours[-3:]):.2f}"
         if theirs:
-            note += f", torch k={growth_exponent(lengths, theirs):.2f}"
+            note += f", torch k={growth_exponent(fit, theirs[-3:]):.2f}"
         rows.append({"case": f"growth exponent: {name}", "minigrad_s": None, "torch_s": None, "note": note})
     return rows
 
