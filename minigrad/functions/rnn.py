@@ -174,7 +174,7 @@ class RNNFunction(Function):
         h_new, h_prev, _ = _outputs(hs, ctx.reverse)
         # the local derivative f'(a_t) for all steps at once; the loop multiplies it by dh
         if ctx.nonlinearity == "tanh":
-            dA = 1 - h_new * h_new                              # tanh' = 1 - h^2
+            dA = _tanh_slope(xp, h_new, out=xp.empty_like(h_new))   # tanh' = 1 - h^2
         else:
             dA = (h_new > 0).astype(x.dtype)                    # relu' = [a > 0] = [h > 0]
         if mask is not None:
@@ -405,18 +405,15 @@ class GRUFunction(Function):
             _sigma_slope(xp, r, out=da_r)
             da_r *= Hn
             da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
-            dAH = dAI.copy()
-            dAH[..., 2 * H:] *= r                               # dah_n = da_n * r
+            dAH = xp.empty_like(dAI)                            # dah: filled step by step in the loop
         else:
             r_slope = _sigma_slope(xp, r, out=xp.empty_like(r))
             r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
         z_carry = z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dAI *= valid
-            if reset_after:
-                dAH *= valid
-            else:
+            dAI *= valid                                        # (dAH is made from dAI in the loop)
+            if not reset_after:
                 r_slope = r_slope * valid
             dout = dout * valid
             z_carry = z * valid + padded                        # a padded step passes dh through
@@ -428,9 +425,10 @@ class GRUFunction(Function):
             dh = dout[t] + dh_next                              # (N, H)
             if reset_after:
                 xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
-                dah = dAH[t].reshape(N, 3, H)
-                xp.multiply(dah, dh[:, None, :], out=dah)            # [da_r, da_z, da_n r]
-                xp.matmul(dAH[t], w_hh, out=dh_next)            # dah W_hh
+                dah = dAH[t]
+                dah[:, :2 * H] = dAI[t, :, :2 * H]              # dah_r, dah_z = da_r, da_z
+                xp.multiply(dAI[t, :, 2 * H:], r[t], out=dah[:, 2 * H:])   # dah_n = da_n * r
+                xp.matmul(dah, w_hh, out=dh_next)               # dah W_hh
             else:
                 zn = dAI3[t, :, 1:]
                 xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
