@@ -115,7 +115,10 @@ def step():
     out.sum().backward()
 before = rss()                           # model and input already allocated
 step()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM: this process's own peak.  (ru_maxrss is not: Linux carries it over from the
+# parent through fork + exec, so it reads the benchmark runner's size once that has grown.)
+with open("/proc/self/status") as f:
+    peak = int(next(line for line in f if line.startswith("VmHWM:")).split()[1]) * 1024
 print(max(peak - before, 0) / 2 ** 20)
 """
 
