@@ -63,9 +63,9 @@ def _input_projection(xp, x, w_ih, biases):
     """x W_ih^T + sum(biases) for all T steps at once: (T, N, D) -> (T, N, G*H), one matmul."""
     T, N, D = x.shape
     a = xp.matmul(x.reshape(T * N, D), w_ih.T).reshape(T, N, w_ih.shape[0])
-    for b in biases:
-        if b is not None:
-            a += b
+    biases = [b for b in biases if b is not None]
+    if biases:
+        a += sum(biases[1:], biases[0])       # add the (G*H,) sum once: one pass over a, not two
     return a
 
 
