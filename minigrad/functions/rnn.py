@@ -232,6 +232,8 @@ class LSTMFunction(Function):
         tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
         recurrent = xp.empty((N, 4 * H), dtype=x.dtype)
         ig = xp.empty((N, H), dtype=x.dtype)
+        # half and shift as full (N, 4H) rows: a same-shape multiply is twice as fast as a broadcast one
+        half, shift = (xp.ascontiguousarray(xp.broadcast_to(v, (N, 4 * H))) for v in (half, shift))
         for t, prev, nxt in _steps(T, reverse):
             g = G[t]                                           # (N, 4H), a view
             xp.matmul(hs[prev], w_hh_half_T, out=recurrent)
