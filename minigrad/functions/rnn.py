@@ -398,9 +398,10 @@ class GRUFunction(Function):
         # (written into dAI's gate blocks, the r block serving as scratch until it is filled)
         dAI = xp.empty_like(G)                                  # (T, N, 3H)
         da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
+        one_minus_z = xp.subtract(1, z, out=da_r)               # 1 - z, used twice
         _tanh_slope(xp, n, out=da_n)
-        da_n *= xp.subtract(1, z, out=da_r)                     # da_n / dh = (1 - z)(1 - n^2)
-        _sigma_slope(xp, z, out=da_z)
+        da_n *= one_minus_z                                     # da_n / dh = (1 - z)(1 - n^2)
+        xp.multiply(z, one_minus_z, out=da_z)
         da_z *= xp.subtract(h_prev, n, out=da_r)                # da_z / dh = (h_{t-1} - n) z(1 - z)
         if reset_after:
             _sigma_slope(xp, r, out=da_r)
