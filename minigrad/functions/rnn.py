@@ -394,7 +394,7 @@ class GRUFunction(Function):
         reset_after = ctx.reset_after
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
-        # local derivatives for all steps: dai = dh * dAI, and (reset_after) dah = dh * dAH
+        # local derivatives for all steps: dai = dh * dAI; dah = [da_r, da_z, da_n r] (reset_after)
         # (written into dAI's gate blocks, the r block serving as scratch until it is filled)
         dAI = xp.empty_like(G)                                  # (T, N, 3H)
         da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
@@ -407,14 +407,14 @@ class GRUFunction(Function):
             _sigma_slope(xp, r, out=da_r)
             da_r *= Hn
             da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
-            dAH = xp.empty_like(dAI)                            # dah: filled step by step in the loop
+            dAH_n = xp.empty_like(Hn)                           # dah_n = da_n r: filled step by step in the loop
         else:
             r_slope = _sigma_slope(xp, r, out=xp.empty_like(r))
             r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
         z_carry = z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dAI *= valid                                        # (dAH is made from dAI in the loop)
+            dAI *= valid                                        # (dAH_n is made from dAI in the loop)
             if not reset_after:
                 r_slope = r_slope * valid
             dout = dout * valid
@@ -427,10 +427,10 @@ class GRUFunction(Function):
             dh = dout[t] + dh_next                              # (N, H)
             if reset_after:
                 xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
-                dah = dAH[t]
-                dah[:, :2 * H] = dAI[t, :, :2 * H]              # dah_r, dah_z = da_r, da_z
-                xp.multiply(dAI[t, :, 2 * H:], r[t], out=dah[:, 2 * H:])   # dah_n = da_n * r
-                xp.matmul(dah, w_hh, out=dh_next)               # dah W_hh
+                xp.multiply(dAI[t, :, 2 * H:], r[t], out=dAH_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
+                xp.matmul(dAI[t, :, :2 * H], w_hrz, out=dh_next)    # dah W_hh = [da_r, da_z] W_hrz
+                xp.matmul(dAH_n[t], w_hn, out=drh)
+                dh_next += drh                                  #          + dah_n W_hn
             else:
                 zn = dAI3[t, :, 1:]
                 xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
@@ -441,12 +441,15 @@ class GRUFunction(Function):
                 drh *= r[t]
                 dh_next += drh                                  # + d(rh) * r
             dh_next += dh * z_carry[t]                          # + dh * z
-        if reset_after:
-            dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAH, x, h_prev, w_ih, first=2)
-        else:
-            dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAI, x, h_prev, w_ih, first=2)
-            if dw_hh is not None:                               # the n rows saw r * h_{t-1}, not h_{t-1}
-                dw_hh[2 * H:] = dAI[..., 2 * H:].reshape(T * N, H).T @ Hn.reshape(T * N, H)
+        # the r, z rows of W_hh saw h_{t-1} with gradient [da_r, da_z]; the n rows saw h_{t-1}
+        # with gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not)
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAI[..., :2 * H], x, h_prev, w_ih, first=2)
+        grad_n, input_n = (dAH_n, h_prev) if reset_after else (dAI[..., 2 * H:], Hn)
+        grad_n = grad_n.reshape(T * N, H)
+        if dw_hh is not None:
+            dw_hh = xp.concatenate([dw_hh, grad_n.T @ input_n.reshape(T * N, H)])   # dW_hn = grad_n^T input_n
+        if db_hh is not None:
+            db_hh = xp.concatenate([db_hh, grad_n.sum(axis=0)])                   # db_hn = sum grad_n
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
 
