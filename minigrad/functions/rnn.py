@@ -14,7 +14,8 @@ for speed:
             only on the forward's values, so they are computed for all steps
             at once before the loop; the loop, in reverse, multiplies them by
             the gradient carried from step t+1 (dh, and the LSTM's dc).  After
-            the loop every weight gradient is ONE matmul over all stacked steps.
+            the loop every weight gradient is ONE matmul over all stacked steps
+            (the GRU's W_hh: two, its r, z rows and its n rows).
 
 Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
 biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
@@ -89,8 +90,9 @@ def _weight_grads(ctx, dA_x, dA_h, x, h_prev, w_ih, first):
 
         dx = dA_x W_ih,   dW_ih = dA_x^T x,   dW_hh = dA_h^T h_prev,   db_ih = sum dA_x,   db_hh = sum dA_h
 
-    dA_x, dA_h (T, N, G*H) hold dL/d(pre-activation) of the input and the recurrent
-    projection (the same array except in the GRU); ``first`` is the position of w_ih
+    dA_x (T, N, G*H) and dA_h hold dL/d(pre-activation) of the input and the recurrent
+    projection (the same array except in the GRU, which passes only the r, z blocks as
+    dA_h and adds the n rows itself); ``first`` is the position of w_ih
     among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh), None where
     no gradient is needed.
     """
