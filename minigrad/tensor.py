@@ -77,6 +77,8 @@ class Tensor:
         if device is None and type(data) in backend._array_types and not isinstance(data, numpy.ndarray):
             device = backend.device_of(data)  # device arrays stay put; host data goes to the default
         self.data = backend.asarray(data, dtype=dtype, device=device)
+        if self.data is data:  # like torch.tensor: never share memory with the caller's array
+            self.data = data.copy()
         self.grad = None
         self.grad_fn = None
         self._output_index = 0
