@@ -11,8 +11,9 @@ for speed:
             of gate pre-activations and activates them in place; it keeps
             only what the backward needs (gates, states: O(T N H)).
   backward  the local derivatives of the gates (sigma', tanh', ...) depend
-            only on the forward's values, so they are computed for all steps
-            at once before the loop; the loop, in reverse, multiplies them by
+            only on the forward's values, so they are computed for many steps
+            at once (all T, or in the LSTM a cache-sized run of steps just
+            before the loop reaches it); the loop, in reverse, multiplies them by
             the gradient carried from step t+1 (dh, and the LSTM's dc).  After
             the loop every weight gradient is ONE matmul over all stacked steps
             (the GRU's W_hh: two, its r, z rows and its n rows).
@@ -128,6 +129,21 @@ def _float_mask(mask, dtype):
     return valid, 1 - valid
 
 
+def _blocks(steps, N, H, elements=1 << 15):
+    """Split the steps (in processing order) into runs of consecutive t, each (lo, hi, run).
+
+    A run holds about ``elements`` values per gate (steps x N x H): its slices of the
+    (T, N, 4H) arrays fit in cache, so the backward computes a run's local derivatives
+    together (few NumPy calls) and uses them while they are still in cache, instead of
+    streaming megabytes through memory twice.  A small model has one run: all T steps.
+    """
+    size = max(1, elements // (N * H))
+    for start in range(0, len(steps), size):
+        run = steps[start:start + size]
+        ts = [t for t, _, _ in run]
+        yield min(ts), max(ts) + 1, run
+
+
 # --------------------------------------------------------------------------- RNN
 
 class RNNFunction(Function):
@@ -212,7 +228,7 @@ class LSTMFunction(Function):
         da = [dc * g * i(1-i),  dc * c_{t-1} * f(1-f),  dc * i * (1-g^2),  dh * tanh(c_t) * o(1-o)]
         dh_next = da W_hh,      dc_next = dc * f
     The bracketed factors next to dc and dh are known after the forward, so they
-    are computed for all steps before the loop and the loop only multiplies.
+    are computed for a run of steps at a time (see ``_blocks``) and the loop only multiplies.
     """
 
     @staticmethod
@@ -263,6 +279,26 @@ class LSTMFunction(Function):
         return output, h_n, c_n
 
     @staticmethod
+    def _local_derivatives(xp, G, c_prev, tanh_c, dA, dc_dh):
+        """The factors next to dc and dh in da (see the class docstring), for a run of steps.
+
+        G (..., 4H) holds the gates [i, f, g, o]; writes dA (..., 4H) and dc_dh (..., H), no
+        temporaries.  (sigma' over all of G is two passes over contiguous memory, faster than
+        three over strided gate blocks; the g block's value is then replaced by tanh'.)
+        """
+        H = tanh_c.shape[-1]
+        i, g, o = G[..., :H], G[..., 2 * H:3 * H], G[..., 3 * H:]
+        _sigma_slope(xp, G, out=dA)                            # s(1 - s) for i, f, o
+        da_i, da_f, da_g, da_o = dA[..., :H], dA[..., H:2 * H], dA[..., 2 * H:3 * H], dA[..., 3 * H:]
+        da_i *= g                                              # da_i / dc = g i(1 - i)
+        da_f *= c_prev                                         # da_f / dc = c_{t-1} f(1 - f)
+        _tanh_slope(xp, g, out=da_g)
+        da_g *= i                                              # da_g / dc = i (1 - g^2)
+        da_o *= tanh_c                                         # da_o / dh = tanh(c) o(1 - o)
+        _tanh_slope(xp, tanh_c, out=dc_dh)
+        dc_dh *= o                                             # dc_t / dh_t = o (1 - tanh(c_t)^2)
+
+    @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
         x, G, hs, cs, tanh_cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
@@ -270,41 +306,36 @@ class LSTMFunction(Function):
         H = w_hh.shape[1]
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         _, c_prev, _ = _outputs(cs, ctx.reverse)
-        i, f, g, o = G[..., :H], G[..., H:2 * H], G[..., 2 * H:3 * H], G[..., 3 * H:]
-        # local derivatives for all steps, written straight into dA's gate blocks
-        # (no (T, N, H) temporaries: at T = 50 each one is megabytes of fresh memory)
-        # (sigma' over all of G is two passes over contiguous memory, faster than three
-        # over strided gate blocks; the g block's value is then replaced by tanh')
-        dA = _sigma_slope(xp, G, out=xp.empty_like(G))         # (T, N, 4H): s(1 - s) for i, f, o
-        da_i, da_f, da_g, da_o = dA[..., :H], dA[..., H:2 * H], dA[..., 2 * H:3 * H], dA[..., 3 * H:]
-        da_i *= g                                              # da_i / dc = g i(1 - i)
-        da_f *= c_prev                                         # da_f / dc = c_{t-1} f(1 - f)
-        _tanh_slope(xp, g, out=da_g)
-        da_g *= i                                              # da_g / dc = i (1 - g^2)
-        da_o *= tanh_cs                                        # da_o / dh = tanh(c) o(1 - o)
-        dc_dh = _tanh_slope(xp, tanh_cs, out=xp.empty_like(tanh_cs))
-        dc_dh *= o                                             # dc_t / dh_t = o (1 - tanh(c_t)^2)
+        f = G[..., H:2 * H]
+        dA = xp.empty_like(G)                                  # (T, N, 4H)
+        dc_dh = xp.empty_like(tanh_cs)                         # (T, N, H)
         f_carry = f
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dA *= valid                                        # no gradient through a padded step
-            dc_dh *= valid
-            dout = dout * valid
+            dout = dout * valid                                # its output was a constant zero
             f_carry = f * valid + padded                       # a padded step passes dc through
         dA4 = dA.reshape(T, N, 4, H)                           # gate blocks side by side (a view)
         dh_next = dh_n.copy()
         dc_next = dc_n.copy()
-        for t, _, _ in reversed(_steps(T, ctx.reverse)):
-            dh = dout[t] + dh_next                             # (N, H)
-            dc = dh * dc_dh[t]
-            dc += dc_next                                      # dc = dc_next + dh o (1 - tanh(c)^2)
-            ifg, o = dA4[t, :, :3], dA4[t, :, 3]
-            xp.multiply(ifg, dc[:, None, :], out=ifg)          # da_i, da_f, da_g: times dc
-            xp.multiply(o, dh, out=o)                          # da_o: times dh
-            xp.matmul(dA[t], w_hh, out=dh_next)                # dh_{t-1} = da W_hh
-            xp.multiply(dc, f_carry[t], out=dc_next)           # dc_{t-1} = dc * f
+        # the local derivatives depend only on the forward's values: computed for a run of
+        # steps at once (all T steps in a small model), just before the loop reaches them
+        for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
+            LSTMFunction._local_derivatives(xp, G[lo:hi], c_prev[lo:hi], tanh_cs[lo:hi],
+                                            dA[lo:hi], dc_dh[lo:hi])
             if mask is not None:
-                dh_next += dh * padded[t]
+                dA[lo:hi] *= valid[lo:hi]                      # no gradient through a padded step
+                dc_dh[lo:hi] *= valid[lo:hi]
+            for t, _, _ in run:
+                dh = dout[t] + dh_next                         # (N, H)
+                dc = dh * dc_dh[t]
+                dc += dc_next                                  # dc = dc_next + dh o (1 - tanh(c)^2)
+                ifg, o = dA4[t, :, :3], dA4[t, :, 3]
+                xp.multiply(ifg, dc[:, None, :], out=ifg)      # da_i, da_f, da_g: times dc
+                xp.multiply(o, dh, out=o)                      # da_o: times dh
+                xp.matmul(dA[t], w_hh, out=dh_next)            # dh_{t-1} = da W_hh
+                xp.multiply(dc, f_carry[t], out=dc_next)       # dc_{t-1} = dc * f
+                if mask is not None:
+                    dh_next += dh * padded[t]
         dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, dA, x, h_prev, w_ih, first=3)
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         dc0 = dc_next if ctx.needs_input_grad[2] else None
