@@ -12,8 +12,8 @@ for speed:
             only what the backward needs (gates, states: O(T N H)).
   backward  the local derivatives of the gates (sigma', tanh', ...) depend
             only on the forward's values, so they are computed for many steps
-            at once (all T, or in the LSTM a cache-sized run of steps just
-            before the loop reaches it); the loop, in reverse, multiplies them by
+            at once (all T in the RNN; in the LSTM and GRU a cache-sized run
+            of steps, just before the loop reaches it); the loop, in reverse, multiplies them by
             the gradient carried from step t+1 (dh, and the LSTM's dc).  After
             the loop every weight gradient is ONE matmul over all stacked steps
             (the GRU's W_hh: two, its r, z rows and its n rows).
@@ -419,6 +419,30 @@ class GRUFunction(Function):
         return output, h_n
 
     @staticmethod
+    def _local_derivatives(xp, G, h_prev, Hn, dAI, r_slope):
+        """The factors of dh in dai (see the class docstring), for a run of steps.
+
+        G (..., 3H) holds the gates [r, z, n]; writes dAI (..., 3H) = [da_r, da_z, da_n] / dh
+        (reset_after) or [-, da_z, da_n] / dh and r_slope = h_{t-1} r(1 - r) (not, r_slope given);
+        the r block serves as scratch until it is filled.
+        """
+        H = h_prev.shape[-1]
+        r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
+        da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
+        one_minus_z = xp.subtract(1, z, out=da_r)               # 1 - z, used twice
+        _tanh_slope(xp, n, out=da_n)
+        da_n *= one_minus_z                                     # da_n / dh = (1 - z)(1 - n^2)
+        xp.multiply(z, one_minus_z, out=da_z)
+        da_z *= xp.subtract(h_prev, n, out=da_r)                # da_z / dh = (h_{t-1} - n) z(1 - z)
+        if r_slope is None:
+            _sigma_slope(xp, r, out=da_r)
+            da_r *= Hn
+            da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
+        else:
+            _sigma_slope(xp, r, out=r_slope)
+            r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
+
+    @staticmethod
     def backward(ctx, dout, dh_n):
         x, G, hs, Hn, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
@@ -426,54 +450,47 @@ class GRUFunction(Function):
         H = w_hh.shape[1]
         reset_after = ctx.reset_after
         _, h_prev, _ = _outputs(hs, ctx.reverse)
-        r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
-        # local derivatives for all steps: dai = dh * dAI; dah = [da_r, da_z, da_n r] (reset_after)
-        # (written into dAI's gate blocks, the r block serving as scratch until it is filled)
-        dAI = xp.empty_like(G)                                  # (T, N, 3H)
-        da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
-        one_minus_z = xp.subtract(1, z, out=da_r)               # 1 - z, used twice
-        _tanh_slope(xp, n, out=da_n)
-        da_n *= one_minus_z                                     # da_n / dh = (1 - z)(1 - n^2)
-        xp.multiply(z, one_minus_z, out=da_z)
-        da_z *= xp.subtract(h_prev, n, out=da_r)                # da_z / dh = (h_{t-1} - n) z(1 - z)
-        if reset_after:
-            _sigma_slope(xp, r, out=da_r)
-            da_r *= Hn
-            da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
-            dAH_n = xp.empty_like(Hn)                           # dah_n = da_n r: filled step by step in the loop
-        else:
-            r_slope = _sigma_slope(xp, r, out=xp.empty_like(r))
-            r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
+        r = G[..., :H]
+        z = G[..., H:2 * H]
+        dAI = xp.empty_like(G)                                  # (T, N, 3H): dai = dh * dAI
+        dAH_n = xp.empty_like(Hn) if reset_after else None      # dah_n = da_n r: filled step by step in the loop
+        r_slope = None if reset_after else xp.empty_like(Hn)
         z_carry = z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dAI *= valid                                        # (dAH_n is made from dAI in the loop)
-            if not reset_after:
-                r_slope = r_slope * valid
-            dout = dout * valid
+            dout = dout * valid                                 # its output was a constant zero
             z_carry = z * valid + padded                        # a padded step passes dh through
         dAI3 = dAI.reshape(T, N, 3, H)                          # gate blocks side by side (a view)
         drh = xp.empty((N, H), dtype=x.dtype)
         w_hrz, w_hn = w_hh[:2 * H], w_hh[2 * H:]
         dh_next = dh_n.copy()
-        for t, _, _ in reversed(_steps(T, ctx.reverse)):
-            dh = dout[t] + dh_next                              # (N, H)
-            if reset_after:
-                xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
-                xp.multiply(dAI[t, :, 2 * H:], r[t], out=dAH_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
-                xp.matmul(dAI[t, :, :2 * H], w_hrz, out=dh_next)    # dah W_hh = [da_r, da_z] W_hrz
-                xp.matmul(dAH_n[t], w_hn, out=drh)
-                dh_next += drh                                  #          + dah_n W_hn
-            else:
-                zn = dAI3[t, :, 1:]
-                xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
-                da = dAI[t]
-                xp.matmul(da[:, 2 * H:], w_hn, out=drh)         # d(rh) = da_n W_hn
-                xp.multiply(drh, r_slope[t], out=da[:, :H])     # da_r = d(rh) h r(1 - r)
-                xp.matmul(da[:, :2 * H], w_hrz, out=dh_next)    # [da_r, da_z] W_hrz
-                drh *= r[t]
-                dh_next += drh                                  # + d(rh) * r
-            dh_next += dh * z_carry[t]                          # + dh * z
+        # the local derivatives depend only on the forward's values: computed for a run of
+        # steps at once (all T steps in a small model), just before the loop reaches them
+        for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
+            GRUFunction._local_derivatives(xp, G[lo:hi], h_prev[lo:hi], Hn[lo:hi], dAI[lo:hi],
+                                           None if reset_after else r_slope[lo:hi])
+            if mask is not None:
+                dAI[lo:hi] *= valid[lo:hi]                      # no gradient through a padded step
+                if not reset_after:                             # (dAH_n is made from dAI in the loop)
+                    r_slope[lo:hi] *= valid[lo:hi]
+            for t, _, _ in run:
+                dh = dout[t] + dh_next                          # (N, H)
+                if reset_after:
+                    xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
+                    xp.multiply(dAI[t, :, 2 * H:], r[t], out=dAH_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
+                    xp.matmul(dAI[t, :, :2 * H], w_hrz, out=dh_next)    # dah W_hh = [da_r, da_z] W_hrz
+                    xp.matmul(dAH_n[t], w_hn, out=drh)
+                    dh_next += drh                                  #          + dah_n W_hn
+                else:
+                    zn = dAI3[t, :, 1:]
+                    xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
+                    da = dAI[t]
+                    xp.matmul(da[:, 2 * H:], w_hn, out=drh)         # d(rh) = da_n W_hn
+                    xp.multiply(drh, r_slope[t], out=da[:, :H])     # da_r = d(rh) h r(1 - r)
+                    xp.matmul(da[:, :2 * H], w_hrz, out=dh_next)    # [da_r, da_z] W_hrz
+                    drh *= r[t]
+                    dh_next += drh                                  # + d(rh) * r
+                dh_next += dh * z_carry[t]                          # + dh * z
         # the r, z rows of W_hh saw h_{t-1} with gradient [da_r, da_z]; the n rows saw h_{t-1}
         # with gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not)
         dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAI[..., :2 * H], x, h_prev, w_ih, first=2)
