@@ -13,10 +13,11 @@ for speed:
   backward  the local derivatives of the gates (sigma', tanh', ...) depend
             only on the forward's values, so they are computed for many steps
             at once (all T in the RNN; in the LSTM and GRU a cache-sized run
-            of steps, just before the loop reaches it); the loop, in reverse, multiplies them by
-            the gradient carried from step t+1 (dh, and the LSTM's dc).  After
-            the loop every weight gradient is ONE matmul over all stacked steps
-            (the GRU's W_hh: two, its r, z rows and its n rows).
+            of steps, just before the loop reaches it); the loop, in reverse,
+            multiplies them by the gradient carried from step t+1 (dh, and the
+            LSTM's dc).  After the loop every weight gradient is ONE matmul
+            over all stacked steps (the GRU's W_hh: two, its r, z rows and its
+            n rows).
 
 Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
 biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
