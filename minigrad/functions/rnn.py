@@ -309,7 +309,6 @@ class LSTMFunction(Function):
         _, c_prev, _ = _outputs(cs, ctx.reverse)
         f = G[..., H:2 * H]
         dA = xp.empty_like(G)                                  # (T, N, 4H)
-        dc_dh = xp.empty_like(tanh_cs)                         # (T, N, H)
         f_carry = f
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
@@ -321,14 +320,15 @@ class LSTMFunction(Function):
         # the local derivatives depend only on the forward's values: computed for a run of
         # steps at once (all T steps in a small model), just before the loop reaches them
         for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
+            dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t: small, stays in cache
             LSTMFunction._local_derivatives(xp, G[lo:hi], c_prev[lo:hi], tanh_cs[lo:hi],
-                                            dA[lo:hi], dc_dh[lo:hi])
+                                            dA[lo:hi], dc_dh)
             if mask is not None:
                 dA[lo:hi] *= valid[lo:hi]                      # no gradient through a padded step
-                dc_dh[lo:hi] *= valid[lo:hi]
+                dc_dh *= valid[lo:hi]
             for t, _, _ in run:
                 dh = dout[t] + dh_next                         # (N, H)
-                dc = dh * dc_dh[t]
+                dc = dh * dc_dh[t - lo]
                 dc += dc_next                                  # dc = dc_next + dh o (1 - tanh(c)^2)
                 ifg, o = dA4[t, :, :3], dA4[t, :, 3]
                 xp.multiply(ifg, dc[:, None, :], out=ifg)      # da_i, da_f, da_g: times dc
