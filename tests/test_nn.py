@@ -351,3 +351,12 @@ def test_a_module_that_forgets_super_init_still_works():
     assert list(model.state_dict()) == ["linear.weight", "linear.bias", "steps"]
     assert Forgetful()._buffer_names == ()          # the class default is not shared and grown
     assert model.eval()(minigrad.ones(1, 2)).shape == (1, 2)
+
+
+def test_xavier_normal_std_matches_glorot():
+    minigrad.manual_seed(0)
+    w = minigrad.empty(400, 300, dtype=minigrad.float64)
+    nn.init.xavier_normal_(w, gain=2.0)
+    expected = 2.0 * (2.0 / (400 + 300)) ** 0.5
+    assert abs(w.numpy().std() / expected - 1) < 0.02
+    assert abs(w.numpy().mean()) < 0.1 * expected

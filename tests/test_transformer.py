@@ -157,3 +157,9 @@ def test_causal_lm_trains():
         loss.backward()
         optimizer.step()
     assert loss.item() < 0.1
+
+
+def test_generate_square_subsequent_mask_is_the_causal_mask():
+    mask = nn.Transformer.generate_square_subsequent_mask(4).numpy()
+    assert mask.dtype == bool
+    assert (mask == numpy.triu(numpy.ones((4, 4), dtype=bool), k=1)).all()
