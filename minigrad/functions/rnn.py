@@ -6,7 +6,8 @@ run over all T steps inside ONE autograd Function, so the graph has one node
 per layer and direction instead of dozens per step, and the work is arranged
 for speed:
 
-  forward   the input projection x W_ih^T + b for all T steps is one matmul;
+  forward   the input projection x W_ih^T + b for all T steps is one matmul
+            (with the bias trick: [x, 1] [W_ih, b]^T, so the bias costs no pass);
             the loop adds h_{t-1} W_hh^T to a step's (N, 4H) / (N, 3H) slice
             of gate pre-activations and activates them in place; it keeps
             only what the backward needs (gates, states: O(T N H)).
@@ -15,9 +16,9 @@ for speed:
             at once (all T in the RNN; in the LSTM and GRU a cache-sized run
             of steps, just before the loop reaches it); the loop, in reverse,
             multiplies them by the gradient carried from step t+1 (dh, and the
-            LSTM's dc).  After the loop every weight gradient is ONE matmul
-            over all stacked steps (the GRU's W_hh: two, its r, z rows and its
-            n rows).
+            LSTM's dc).  After the loop the weight and bias gradients are ONE
+            matmul over all stacked steps, dA^T [x, h_{t-1}, 1] (the GRU: one
+            per projection, as its n rows see a different input).
 
 Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
 biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
@@ -62,14 +63,38 @@ def _outputs(hs, reverse):
     return hs[1:], hs[:-1], hs[-1]
 
 
-def _input_projection(xp, x, w_ih, biases):
-    """x W_ih^T + sum(biases) for all T steps at once: (T, N, D) -> (T, N, G*H), one matmul."""
-    T, N, D = x.shape
-    a = xp.matmul(x.reshape(T * N, D), w_ih.T).reshape(T, N, w_ih.shape[0])
+def _with_ones(xp, *parts):
+    """[parts..., 1]: (T, N, D_k) arrays side by side, then a column of ones, as rows (T*N, sum D_k + 1).
+
+    The bias trick: [x, 1] [W, b]^T = x W^T + b, and [dW, db] = dA^T [x, 1] (the ones sum dA).
+    """
+    T, N = parts[0].shape[:2]
+    out = xp.empty((T, N, sum(p.shape[2] for p in parts) + 1), dtype=parts[0].dtype)
+    start = 0
+    for p in parts:
+        out[..., start:start + p.shape[2]] = p
+        start += p.shape[2]
+    out[..., -1] = 1
+    return out.reshape(T * N, start + 1)
+
+
+def _bias(*biases):
+    """The sum of the biases that are not None (both add to the same pre-activation), or None."""
     biases = [b for b in biases if b is not None]
-    if biases:
-        a += sum(biases[1:], biases[0])       # add the (G*H,) sum once: one pass over a, not two
-    return a
+    return sum(biases[1:], biases[0]) if biases else None
+
+
+def _input_projection(xp, x, w_ih, bias):
+    """x W_ih^T + bias for all T steps: (T, N, D) -> (T, N, G*H), ONE matmul.
+
+    With a bias it is [x, 1] [W_ih, bias]^T: the bias needs no pass of its own over the result.
+    """
+    T, N, D = x.shape
+    if bias is None:
+        a = xp.matmul(x.reshape(T * N, D), w_ih.T)
+    else:
+        a = xp.matmul(_with_ones(xp, x), xp.concatenate([w_ih, bias[:, None]], axis=1).T)
+    return a.reshape(T, N, w_ih.shape[0])
 
 
 def _check_args(name, x, h0, w_ih, w_hh, gates, states=()):
@@ -87,26 +112,27 @@ def _check_args(name, x, h0, w_ih, w_hh, gates, states=()):
                              f"got {tuple(h.shape)}")
 
 
-def _weight_grads(ctx, dA_x, dA_h, x, h_prev, w_ih, first):
-    """The gradients of the projections, each ONE matmul over all T steps stacked:
+def _weight_grads(ctx, dA, x, h_prev, w_ih, first):
+    """The gradients of the projections of an RNN or LSTM, over all T steps stacked:
 
-        dx = dA_x W_ih,   dW_ih = dA_x^T x,   dW_hh = dA_h^T h_prev,   db_ih = sum dA_x,   db_hh = sum dA_h
+        dx = dA W_ih,     [dW_ih, dW_hh, db] = dA^T [x, h_prev, 1]     (ONE matmul)
+        db_ih = db_hh = db   (both biases add to the same pre-activation)
 
-    dA_x (T, N, G*H) and dA_h hold dL/d(pre-activation) of the input and the recurrent
-    projection (the same array except in the GRU, which passes only the r, z blocks as
-    dA_h and adds the n rows itself); ``first`` is the position of w_ih
-    among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh), None where
-    no gradient is needed.
+    dA (T, N, G*H) holds dL/d(pre-activation); ``first`` is the position of w_ih among the
+    forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh), None where no gradient
+    is needed.
     """
+    xp = backend.array_module(dA)
     T, N, D = x.shape
     need = ctx.needs_input_grad
-    dA_x = dA_x.reshape(T * N, dA_x.shape[2])
-    dA_h = dA_h.reshape(T * N, dA_h.shape[2])
-    dx = (dA_x @ w_ih).reshape(T, N, D) if need[0] else None
-    dw_ih = dA_x.T @ x.reshape(T * N, D) if need[first] else None
-    dw_hh = dA_h.T @ h_prev.reshape(T * N, h_prev.shape[2]) if need[first + 1] else None
-    db_ih = dA_x.sum(axis=0) if need[first + 2] else None
-    db_hh = dA_h.sum(axis=0) if need[first + 3] else None
+    dA = dA.reshape(T * N, dA.shape[2])
+    dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
+    dw_ih = dw_hh = db_ih = db_hh = None
+    if any(need[first:first + 4]):
+        grads = dA.T @ _with_ones(xp, x, h_prev)               # (G*H, D + H + 1)
+        dw_ih, dw_hh, db = grads[:, :D], grads[:, D:-1], grads[:, -1]
+        db_ih = db if need[first + 2] else None
+        db_hh = db.copy() if need[first + 3] else None
     return dx, dw_ih, dw_hh, db_ih, db_hh
 
 
@@ -165,7 +191,7 @@ class RNNFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        A = _input_projection(xp, x, w_ih, (b_ih, b_hh))       # (T, N, H)
+        A = _input_projection(xp, x, w_ih, _bias(b_ih, b_hh))  # (T, N, H)
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         w_hh_T = xp.ascontiguousarray(w_hh.T)                 # a contiguous B operand: faster gemm
         for t, prev, nxt in _steps(T, reverse):
@@ -208,7 +234,7 @@ class RNNFunction(Function):
             xp.matmul(da, w_hh, out=dh_next)                   # dh_{t-1} = da_t W_hh
             if mask is not None:
                 dh_next += dh * padded[t]                      # a padded step passes dh straight through
-        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, dA, x, h_prev, w_ih, first=2)
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, x, h_prev, w_ih, first=2)
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
 
@@ -244,8 +270,9 @@ class LSTMFunction(Function):
         half[2 * H:3 * H] = 1
         shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
         w_hh_half_T = xp.ascontiguousarray((w_hh * half[:, None]).T)   # contiguous: faster gemm
+        bias = _bias(b_ih, b_hh)
         G = _input_projection(xp, x, w_ih * half[:, None],     # (T, N, 4H)
-                              (None if b is None else b * half for b in (b_ih, b_hh)))
+                              None if bias is None else bias * half)
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
@@ -337,7 +364,7 @@ class LSTMFunction(Function):
                 xp.multiply(dc, f_carry[t], out=dc_next)       # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
-        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, dA, x, h_prev, w_ih, first=3)
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, x, h_prev, w_ih, first=3)
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         dc0 = dc_next if ctx.needs_input_grad[2] else None
         return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh, None, None
@@ -376,8 +403,8 @@ class GRUFunction(Function):
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
         # G holds [ai_r + ah_r, ai_z + ah_z, ai_n] and becomes [r, z, n]; b_hr, b_hz join the projection
-        G = _input_projection(xp, x, w_ih * half[:, None],
-                              (None if b is None else b * half for b in (b_ih, b_hrz)))
+        bias = _bias(b_ih, b_hrz)
+        G = _input_projection(xp, x, w_ih * half[:, None], None if bias is None else bias * half)
         w_hh_half = w_hh * half[:, None]
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
         Hn = xp.empty((T, N, H), dtype=dtype)       # ah_n (reset_after) or r * h_{t-1} (not)
@@ -492,15 +519,26 @@ class GRUFunction(Function):
                     drh *= r[t]
                     dh_next += drh                                  # + d(rh) * r
                 dh_next += dh * z_carry[t]                          # + dh * z
-        # the r, z rows of W_hh saw h_{t-1} with gradient [da_r, da_z]; the n rows saw h_{t-1}
-        # with gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not)
-        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dAI, dAI[..., :2 * H], x, h_prev, w_ih, first=2)
-        grad_n, input_n = (dAH_n, h_prev) if reset_after else (dAI[..., 2 * H:], Hn)
-        grad_n = grad_n.reshape(T * N, H)
-        if dw_hh is not None:
-            dw_hh = xp.concatenate([dw_hh, grad_n.T @ input_n.reshape(T * N, H)])   # dW_hn = grad_n^T input_n
-        if db_hh is not None:
-            db_hh = xp.concatenate([db_hh, grad_n.sum(axis=0)])                   # db_hn = sum grad_n
+        # [dW_ih, db_ih] = dAI^T [x, 1].  The r, z rows of W_hh saw h_{t-1} with gradient
+        # [da_r, da_z] (so b_hr, b_hz get b_ir's, b_iz's gradient); the n rows saw h_{t-1} with
+        # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not): [dW_hn, db_hn] =
+        # grad_n^T [input_n, 1].  Each is one matmul over all T steps stacked.
+        need = ctx.needs_input_grad
+        dAI = dAI.reshape(T * N, 3 * H)
+        dx = (dAI @ w_ih).reshape(x.shape) if need[0] else None
+        dw_ih = dw_hh = db_ih = db_hh = None
+        if need[2] or need[4] or need[5]:
+            grads_ih = dAI.T @ _with_ones(xp, x)                # (3H, D + 1)
+            dw_ih = grads_ih[:, :-1] if need[2] else None
+            db_ih = grads_ih[:, -1] if need[4] else None
+        if need[3] or need[5]:
+            grad_n, input_n = (dAH_n, h_prev) if reset_after else (dAI.reshape(T, N, 3 * H)[..., 2 * H:], Hn)
+            grads_n = grad_n.reshape(T * N, H).T @ _with_ones(xp, input_n)   # (H, H + 1)
+            if need[3]:
+                dw_rz = dAI[:, :2 * H].T @ h_prev.reshape(T * N, H)
+                dw_hh = xp.concatenate([dw_rz, grads_n[:, :-1]])
+            if need[5]:
+                db_hh = xp.concatenate([grads_ih[:2 * H, -1], grads_n[:, -1]])
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
 
