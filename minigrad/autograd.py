@@ -62,6 +62,8 @@ class Context:
                        gradient, else None
     needs_input_grad:  tuple of booleans, one per argument of forward
     saved_tensors:     the arrays the forward kept with ``save_for_backward``
+    retain_graph:      during backward: True if the saved arrays must survive it (a
+                       backward may reuse a saved array's memory only when this is False)
 
     and the engine's own bookkeeping:
 
@@ -73,14 +75,15 @@ class Context:
     freed:             True once a backward without retain_graph dropped saved_tensors
     """
 
-    __slots__ = ("function", "inputs", "needs_input_grad", "saved_tensors", "sequence",
-                 "versions", "outputs_meta", "retained", "freed", "__dict__")
+    __slots__ = ("function", "inputs", "needs_input_grad", "saved_tensors", "retain_graph",
+                 "sequence", "versions", "outputs_meta", "retained", "freed", "__dict__")
 
     def __init__(self, function, inputs, needs_input_grad):
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = needs_input_grad
         self.saved_tensors = ()
+        self.retain_graph = True
         self.retained = None
         self.freed = False
 
@@ -214,6 +217,7 @@ def backward(tensor, grad, retain_graph=False):
                     retained._accumulate(douts[index])
         if len(douts) > 1:
             _zero_fill(node, douts)
+        node.retain_graph = retain_graph
         grads = node.function.backward(node, *douts)
         if type(grads) is not tuple:
             grads = (grads,)

@@ -166,6 +166,22 @@ def test_no_gradient_requested_for_the_input(device):
     assert x.grad is None and weights[0].grad is not None
 
 
+@pytest.mark.parametrize("kind", list(GATES))
+def test_retain_graph_gives_the_same_gradients_twice(device, kind):
+    """The backward reuses the memory of the forward's gate buffer for dA, but only when the
+    graph is freed: with retain_graph=True a second backward must see the same saved values."""
+    x, h0, c0, weights = _make(kind, device, 4, 3, 2, 3)
+    leaves = [v for v in [x, h0, c0] + weights if v is not None]
+    out = _call(kind, x, h0, c0, weights)[0]
+    out.sum().backward(retain_graph=True)
+    first = [minigrad.Tensor(v.grad).numpy().copy() for v in leaves]
+    for v in leaves:
+        v.grad = None
+    out.sum().backward()
+    for v, g in zip(leaves, first):
+        assert abs(minigrad.Tensor(v.grad).numpy() - g).max() == 0
+
+
 # ------------------------------------------------------------------ errors name the expected shape
 
 def test_bad_arguments_name_the_expected_shape(device):

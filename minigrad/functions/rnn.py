@@ -84,17 +84,27 @@ def _bias(*biases):
     return sum(biases[1:], biases[0]) if biases else None
 
 
-def _input_projection(xp, x, w_ih, bias):
-    """x W_ih^T + bias for all T steps: (T, N, D) -> (T, N, G*H), ONE matmul.
+def _input_projection(xp, x, w_ih, bias, gates):
+    """x W_ih^T + bias for all T steps, gate-major: (T, N, D) -> (G, T, N, H), ONE matmul.
 
-    With a bias it is [x, 1] [W_ih, bias]^T: the bias needs no pass of its own over the result.
+    Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih), so each gate
+    of each step is a contiguous (N, H) array and the gate arithmetic runs over contiguous
+    memory.  With a bias it is [x, 1] [W_ih, bias]^T: the bias needs no pass of its own.
     """
     T, N, D = x.shape
+    H = w_ih.shape[0] // gates
     if bias is None:
-        a = xp.matmul(x.reshape(T * N, D), w_ih.T)
+        x = x.reshape(T * N, D)
     else:
-        a = xp.matmul(_with_ones(xp, x), xp.concatenate([w_ih, bias[:, None]], axis=1).T)
-    return a.reshape(T, N, w_ih.shape[0])
+        x, w_ih = _with_ones(xp, x), xp.concatenate([w_ih, bias[:, None]], axis=1)
+    w_k_T = w_ih.reshape(gates, H, w_ih.shape[1]).transpose(0, 2, 1)   # (G, D[+1], H): W_ih,k^T
+    return xp.matmul(x, w_k_T).reshape(gates, T, N, H)
+
+
+def _gate_blocks_T(xp, w):
+    """(G*H, H) recurrent weights -> (G, H, H), block k = W_k^T, contiguous (a fast gemm operand)."""
+    H = w.shape[1]
+    return xp.ascontiguousarray(w.reshape(-1, H, H).transpose(0, 2, 1))
 
 
 def _check_args(name, x, h0, w_ih, w_hh, gates, states=()):
@@ -112,24 +122,38 @@ def _check_args(name, x, h0, w_ih, w_hh, gates, states=()):
                              f"got {tuple(h.shape)}")
 
 
+def _input_grad(xp, dA, w_ih):
+    """dx = dA W_ih = sum_k dA_k W_ih,k, for dA (G, T, N, H) gate-major: -> (T, N, D)."""
+    gates, T, N, H = dA.shape
+    dA = dA.reshape(gates, T * N, H)
+    w_ih_k = w_ih.reshape(gates, H, w_ih.shape[1])             # W_ih,k: gate k's rows
+    dx = dA[0] @ w_ih_k[0]                                     # (T*N, D)
+    term = xp.empty_like(dx)
+    for k in range(1, gates):
+        dx += xp.matmul(dA[k], w_ih_k[k], out=term)
+    return dx.reshape(T, N, w_ih.shape[1])
+
+
 def _weight_grads(ctx, dA, x, h_prev, w_ih, first):
     """The gradients of the projections of an RNN or LSTM, over all T steps stacked:
 
-        dx = dA W_ih,     [dW_ih, dW_hh, db] = dA^T [x, h_prev, 1]     (ONE matmul)
+        dx = sum_k dA_k W_ih,k,     [dW_ih, dW_hh, db]_k = dA_k^T [x, h_prev, 1]   (ONE matmul)
         db_ih = db_hh = db   (both biases add to the same pre-activation)
 
-    dA (T, N, G*H) holds dL/d(pre-activation); ``first`` is the position of w_ih among the
-    forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh), None where no gradient
-    is needed.
+    dA (G, T, N, H) holds dL/d(pre-activation) gate-major, dA_k its gate k; ``first`` is the
+    position of w_ih among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh),
+    None where no gradient is needed.
     """
     xp = backend.array_module(dA)
-    T, N, D = x.shape
+    gates, T, N, H = dA.shape
+    D = x.shape[2]
     need = ctx.needs_input_grad
-    dA = dA.reshape(T * N, dA.shape[2])
-    dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
+    dx = _input_grad(xp, dA, w_ih) if need[0] else None
+    dA = dA.reshape(gates, T * N, H)
     dw_ih = dw_hh = db_ih = db_hh = None
     if any(need[first:first + 4]):
-        grads = dA.T @ _with_ones(xp, x, h_prev)               # (G*H, D + H + 1)
+        grads = xp.matmul(dA.transpose(0, 2, 1), _with_ones(xp, x, h_prev))   # (G, H, D + H + 1)
+        grads = grads.reshape(gates * H, D + H + 1)
         dw_ih, dw_hh, db = grads[:, :D], grads[:, D:-1], grads[:, -1]
         db_ih = db if need[first + 2] else None
         db_hh = db.copy() if need[first + 3] else None
@@ -191,7 +215,7 @@ class RNNFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        A = _input_projection(xp, x, w_ih, _bias(b_ih, b_hh))  # (T, N, H)
+        A = _input_projection(xp, x, w_ih, _bias(b_ih, b_hh), 1)[0]   # (T, N, H)
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         w_hh_T = xp.ascontiguousarray(w_hh.T)                 # a contiguous B operand: faster gemm
         for t, prev, nxt in _steps(T, reverse):
@@ -204,7 +228,7 @@ class RNNFunction(Function):
                 xp.maximum(h, 0, out=h)
             if mask is not None:                               # padded: keep the state
                 xp.copyto(h, hs[prev], where=~mask[t])
-        ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
+        ctx.save_for_backward(x, hs, A, w_ih, w_hh, mask)     # A: memory for the backward's dA
         ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
         output, _, h_n = _outputs(hs, reverse)
         if mask is not None:
@@ -213,15 +237,17 @@ class RNNFunction(Function):
 
     @staticmethod
     def backward(ctx, dout, dh_n):
-        x, hs, w_ih, w_hh, mask = ctx.saved_tensors
+        x, hs, A, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         T, N, _ = x.shape
         h_new, h_prev, _ = _outputs(hs, ctx.reverse)
+        # dA (T, N, H) reuses the memory of the forward's A, unless the graph is kept
+        dA = xp.empty_like(A) if ctx.retain_graph else A
         # the local derivative f'(a_t) for all steps at once; the loop multiplies it by dh
         if ctx.nonlinearity == "tanh":
-            dA = _tanh_slope(xp, h_new, out=xp.empty_like(h_new))   # tanh' = 1 - h^2
+            _tanh_slope(xp, h_new, out=dA)                      # tanh' = 1 - h^2
         else:
-            dA = (h_new > 0).astype(x.dtype)                    # relu' = [a > 0] = [h > 0]
+            xp.greater(h_new, 0, out=dA)                        # relu' = [a > 0] = [h > 0]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
             dA *= valid                                        # no gradient through a padded step
@@ -234,7 +260,7 @@ class RNNFunction(Function):
             xp.matmul(da, w_hh, out=dh_next)                   # dh_{t-1} = da_t W_hh
             if mask is not None:
                 dh_next += dh * padded[t]                      # a padded step passes dh straight through
-        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, x, h_prev, w_ih, first=2)
+        dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA[None], x, h_prev, w_ih, first=2)
         dh0 = dh_next if ctx.needs_input_grad[1] else None
         return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
 
@@ -249,11 +275,14 @@ class LSTMFunction(Function):
 
     forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse) -> (output (T, N, H), h_n, c_n)
 
+    The gates are stored gate-major, G (4, T, N, H): G[k, t] is gate k of step t, and
+    x_t W_ih^T + h_{t-1} W_hh^T is computed per gate, x_t W_ih,k^T + h_{t-1} W_hh,k^T.
+
     Backward, carrying dh and dc from step t+1 into step t (see ``lstm_step_backward``):
         dh = dout_t + dh_next
         dc = dc_next + dh * o * (1 - tanh(c_t)^2)
         da = [dc * g * i(1-i),  dc * c_{t-1} * f(1-f),  dc * i * (1-g^2),  dh * tanh(c_t) * o(1-o)]
-        dh_next = da W_hh,      dc_next = dc * f
+        dh_next = da W_hh = sum_k da_k W_hh,k,      dc_next = dc * f
     The bracketed factors next to dc and dh are known after the forward, so they
     are computed for a run of steps at a time (see ``_blocks``) and the loop only multiplies.
     """
@@ -266,37 +295,38 @@ class LSTMFunction(Function):
         H = w_hh.shape[1]
         # sigma(a) = (1 + tanh(a / 2)) / 2: halve the i, f, o rows of the weights (exact in
         # floating point), then ONE tanh activates all four gates, and scale/shift fixes i, f, o.
-        half = xp.full((4 * H,), 0.5, dtype=x.dtype)
-        half[2 * H:3 * H] = 1
+        half = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype).reshape(4, 1, 1)   # per gate
         shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
-        w_hh_half_T = xp.ascontiguousarray((w_hh * half[:, None]).T)   # contiguous: faster gemm
+        half_rows = xp.repeat(half.reshape(4), H)[:, None]    # (4H, 1): per row of the weights
         bias = _bias(b_ih, b_hh)
-        G = _input_projection(xp, x, w_ih * half[:, None],     # (T, N, 4H)
-                              None if bias is None else bias * half)
+        G = _input_projection(xp, x, w_ih * half_rows,         # (4, T, N, H)
+                              None if bias is None else bias * half_rows[:, 0], 4)
+        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows)          # (4, H, H): W_hh,k^T
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
-        recurrent = xp.empty((N, 4 * H), dtype=x.dtype)
+        recurrent = xp.empty((4, N, H), dtype=x.dtype)
         ig = xp.empty((N, H), dtype=x.dtype)
-        # half and shift as full (N, 4H) rows: a same-shape multiply is twice as fast as a broadcast one
-        half, shift = (xp.ascontiguousarray(xp.broadcast_to(v, (N, 4 * H))) for v in (half, shift))
+        G_steps = G.transpose(1, 0, 2, 3)
+        gates = recurrent
+        i, f, g, o = gates
         for t, prev, nxt in _steps(T, reverse):
-            g = G[t]                                           # (N, 4H), a view
-            xp.matmul(hs[prev], w_hh_half_T, out=recurrent)
-            g += recurrent
-            xp.tanh(g, out=g)
-            g *= half
-            g += shift                                         # now [i, f, g, o]
-            i, f, gg, o = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
-            c = cs[nxt]
-            xp.multiply(f, cs[prev], out=c)                    # c_t = f * c_{t-1} + i * g
-            xp.multiply(i, gg, out=ig)
+            xp.matmul(hs[prev], w_hh_T, out=gates)         # h_{t-1} W_hh,k^T for each gate k
+            G_t = G_steps[t]
+            gates += G_t
+            xp.tanh(gates, out=gates)
+            gates *= half
+            gates += shift                                     # now [i, f, g, o]
+            G_t[...] = gates
+            c, c_prev, tanh_c = cs[nxt], cs[prev], tanh_cs[t]
+            xp.multiply(f, c_prev, out=c)                   # c_t = f * c_{t-1} + i * g
+            xp.multiply(i, g, out=ig)
             c += ig
-            xp.tanh(c, out=tanh_cs[t])
-            xp.multiply(o, tanh_cs[t], out=hs[nxt])            # h_t = o * tanh(c_t)
+            xp.tanh(c, out=tanh_c)
+            xp.multiply(o, tanh_c, out=hs[nxt])             # h_t = o * tanh(c_t)
             if mask is not None:                               # padded: keep both states
                 keep = ~mask[t]
-                xp.copyto(c, cs[prev], where=keep)
+                xp.copyto(c, c_prev, where=keep)
                 xp.copyto(hs[nxt], hs[prev], where=keep)
         ctx.save_for_backward(x, G, hs, cs, tanh_cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
@@ -307,24 +337,25 @@ class LSTMFunction(Function):
         return output, h_n, c_n
 
     @staticmethod
-    def _local_derivatives(xp, G, c_prev, tanh_c, dA, dc_dh):
-        """The factors next to dc and dh in da (see the class docstring), for a run of steps.
+    def _local_derivatives(xp, gates, c_prev, tanh_c, dc_dh, scratch):
+        """The factors next to dc and dh in da (see the class docstring), for a run of steps,
+        written over the gates themselves (the backward needs them no more):
 
-        G (..., 4H) holds the gates [i, f, g, o]; writes dA (..., 4H) and dc_dh (..., H), no
-        temporaries.  (sigma' over all of G is two passes over contiguous memory, faster than
-        three over strided gate blocks; the g block's value is then replaced by tanh'.)
+            gates (4, ...) = [i, f, g, o]  ->  [g i(1-i),  c_{t-1} f(1-f),  i (1-g^2),  tanh(c) o(1-o)]
+
+        and dc_dh = o (1 - tanh(c)^2); scratch (2, ...) is a work buffer.
         """
-        H = tanh_c.shape[-1]
-        i, g, o = G[..., :H], G[..., 2 * H:3 * H], G[..., 3 * H:]
-        _sigma_slope(xp, G, out=dA)                            # s(1 - s) for i, f, o
-        da_i, da_f, da_g, da_o = dA[..., :H], dA[..., H:2 * H], dA[..., 2 * H:3 * H], dA[..., 3 * H:]
-        da_i *= g                                              # da_i / dc = g i(1 - i)
-        da_f *= c_prev                                         # da_f / dc = c_{t-1} f(1 - f)
-        _tanh_slope(xp, g, out=da_g)
-        da_g *= i                                              # da_g / dc = i (1 - g^2)
-        da_o *= tanh_c                                         # da_o / dh = tanh(c) o(1 - o)
+        i, f, g, o = gates
         _tanh_slope(xp, tanh_c, out=dc_dh)
         dc_dh *= o                                             # dc_t / dh_t = o (1 - tanh(c_t)^2)
+        _sigma_slope(xp, o, out=scratch[0])
+        xp.multiply(scratch[0], tanh_c, out=o)                 # da_o / dh = tanh(c) o(1 - o)
+        _sigma_slope(xp, gates[:2], out=scratch)               # i(1 - i), f(1 - f)
+        xp.multiply(scratch[1], c_prev, out=f)                 # da_f / dc = c_{t-1} f(1 - f)
+        scratch[0] *= g                                        # g i(1 - i)
+        _tanh_slope(xp, g, out=g)
+        g *= i                                                 # da_g / dc = i (1 - g^2)
+        xp.copyto(i, scratch[0])                               # da_i / dc = g i(1 - i)
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
@@ -334,34 +365,41 @@ class LSTMFunction(Function):
         H = w_hh.shape[1]
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         _, c_prev, _ = _outputs(cs, ctx.reverse)
-        f = G[..., H:2 * H]
-        dA = xp.empty_like(G)                                  # (T, N, 4H)
-        f_carry = f
+        f_carry = G[1]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
             dout = dout * valid                                # its output was a constant zero
-            f_carry = f * valid + padded                       # a padded step passes dc through
-        dA4 = dA.reshape(T, N, 4, H)                           # gate blocks side by side (a view)
+            f_carry = G[1] * valid + padded                    # a padded step passes dc through
+        # dA (4, T, N, H) takes the place of the gates G, run by run: no new 4TNH array
+        # (unless the graph is kept for another backward, which needs G again)
+        dA = G.copy() if ctx.retain_graph else G
+        da_ifg, da_o = dA[:3], dA[3]                           # the gates times dc, the gate times dh
+        w_hh_k = w_hh.reshape(4, H, H)                         # W_hh,k: gate k's rows
+        dh_parts = xp.empty((4, N, H), dtype=x.dtype)
         dh_next = dh_n.copy()
         dc_next = dc_n.copy()
         # the local derivatives depend only on the forward's values: computed for a run of
         # steps at once (all T steps in a small model), just before the loop reaches them
         for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
-            dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t: small, stays in cache
-            LSTMFunction._local_derivatives(xp, G[lo:hi], c_prev[lo:hi], tanh_cs[lo:hi],
-                                            dA[lo:hi], dc_dh)
+            f = f_carry[lo:hi].copy()                          # this run's f: small, stays in cache
+            dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t
+            scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
+            LSTMFunction._local_derivatives(xp, dA[:, lo:hi], c_prev[lo:hi], tanh_cs[lo:hi],
+                                            dc_dh, scratch)
             if mask is not None:
-                dA[lo:hi] *= valid[lo:hi]                      # no gradient through a padded step
+                dA[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
                 dc_dh *= valid[lo:hi]
             for t, _, _ in run:
                 dh = dout[t] + dh_next                         # (N, H)
                 dc = dh * dc_dh[t - lo]
                 dc += dc_next                                  # dc = dc_next + dh o (1 - tanh(c)^2)
-                ifg, o = dA4[t, :, :3], dA4[t, :, 3]
-                xp.multiply(ifg, dc[:, None, :], out=ifg)      # da_i, da_f, da_g: times dc
-                xp.multiply(o, dh, out=o)                      # da_o: times dh
-                xp.matmul(dA[t], w_hh, out=dh_next)            # dh_{t-1} = da W_hh
-                xp.multiply(dc, f_carry[t], out=dc_next)       # dc_{t-1} = dc * f
+                ifg = da_ifg[:, t]
+                xp.multiply(ifg, dc, out=ifg)                  # da_i, da_f, da_g: times dc
+                da_o[t] *= dh                                  # da_o: times dh
+                xp.matmul(dA[:, t], w_hh_k, out=dh_parts)      # da_k W_hh,k for each gate k
+                dh_parts[:2] += dh_parts[2:]                   # dh_{t-1} = sum_k da_k W_hh,k,
+                xp.add(dh_parts[0], dh_parts[1], out=dh_next)  # in two adds
+                xp.multiply(dc, f[t - lo], out=dc_next)        # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
         dx, dw_ih, dw_hh, db_ih, db_hh = _weight_grads(ctx, dA, x, h_prev, w_ih, first=3)
@@ -382,6 +420,8 @@ class GRUFunction(Function):
 
     forward(x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after) -> (output (T, N, H), h_n)
 
+    As in the LSTM the gates are stored gate-major, G (3, T, N, H) = [r, z, n].
+
     Backward, carrying dh from step t+1 into step t:
         da_n = dh (1 - z)(1 - n^2),   da_z = dh (h_{t-1} - n) z(1 - z)
         reset_after=True:   da_r = da_n ah_n r(1 - r);           dah = [da_r, da_z, da_n r]
@@ -398,45 +438,48 @@ class GRUFunction(Function):
         H = w_hh.shape[1]
         dtype = x.dtype
         # as in the LSTM: halve the r, z rows so one tanh gives sigma(a) = (1 + tanh(a / 2)) / 2
-        half = xp.full((3 * H,), 0.5, dtype=dtype)
+        half = xp.full((3 * H, 1), 0.5, dtype=dtype)
         half[2 * H:] = 1
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
         # G holds [ai_r + ah_r, ai_z + ah_z, ai_n] and becomes [r, z, n]; b_hr, b_hz join the projection
         bias = _bias(b_ih, b_hrz)
-        G = _input_projection(xp, x, w_ih * half[:, None], None if bias is None else bias * half)
-        w_hh_half = w_hh * half[:, None]
+        G = _input_projection(xp, x, w_ih * half, None if bias is None else bias * half[:, 0], 3)
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
         Hn = xp.empty((T, N, H), dtype=dtype)       # ah_n (reset_after) or r * h_{t-1} (not)
-        recurrent = xp.empty((N, 3 * H if reset_after else 2 * H), dtype=dtype)
         hn = xp.empty((N, H), dtype=dtype)
-        w_rec_T = xp.ascontiguousarray(w_hh_half.T if reset_after else w_hh_half[:2 * H].T)
-        w_hn_T = xp.ascontiguousarray(w_hh[2 * H:].T)
+        if reset_after:                             # [ah_r, ah_z, ah_n] in one batched matmul
+            w_rec_T = _gate_blocks_T(xp, w_hh * half)
+        else:                                       # [ah_r, ah_z]; ah_n waits for r
+            w_rec_T = _gate_blocks_T(xp, w_hh[:2 * H] * 0.5)
+            w_hn_T = xp.ascontiguousarray(w_hh[2 * H:].T)
+        recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)
+        r, z, n = G                                 # each (T, N, H): a gate at every step
         for t, prev, nxt in _steps(T, reverse):
-            g, h_prev, h = G[t], hs[prev], hs[nxt]
-            rz, n = g[:, :2 * H], g[:, 2 * H:]
+            h_prev, h = hs[prev], hs[nxt]
+            rz = G[:2, t]                                      # (2, N, H): step t's r and z
             xp.matmul(h_prev, w_rec_T, out=recurrent)
-            rz += recurrent[:, :2 * H]
+            rz += recurrent[:2]
             xp.tanh(rz, out=rz)
             rz *= 0.5
             rz += 0.5                                          # now [r, z]
-            r, z = rz[:, :H], rz[:, H:]
             if reset_after:
                 if b_hn is None:
-                    xp.copyto(Hn[t], recurrent[:, 2 * H:])     # ah_n = h W_hn^T
+                    xp.copyto(Hn[t], recurrent[2])             # ah_n = h W_hn^T
                 else:
-                    xp.add(recurrent[:, 2 * H:], b_hn, out=Hn[t])   # ah_n = h W_hn^T + b_hn
-                xp.multiply(r, Hn[t], out=hn)                  # r * ah_n
+                    xp.add(recurrent[2], b_hn, out=Hn[t])      # ah_n = h W_hn^T + b_hn
+                xp.multiply(r[t], Hn[t], out=hn)               # r * ah_n
             else:
-                xp.multiply(r, h_prev, out=Hn[t])              # r * h_{t-1}
+                xp.multiply(r[t], h_prev, out=Hn[t])           # r * h_{t-1}
                 xp.matmul(Hn[t], w_hn_T, out=hn)               # (r * h_{t-1}) W_hn^T
                 if b_hn is not None:
                     hn += b_hn
-            n += hn
-            xp.tanh(n, out=n)
-            xp.subtract(h_prev, n, out=h)                      # h_t = n + z * (h_{t-1} - n)
-            h *= z
-            h += n
+            n_t = n[t]
+            n_t += hn
+            xp.tanh(n_t, out=n_t)
+            xp.subtract(h_prev, n_t, out=h)                    # h_t = n + z * (h_{t-1} - n)
+            h *= z[t]
+            h += n_t
             if mask is not None:
                 xp.copyto(h, h_prev, where=~mask[t])
         ctx.save_for_backward(x, G, hs, Hn, w_ih, w_hh, mask)
@@ -450,13 +493,12 @@ class GRUFunction(Function):
     def _local_derivatives(xp, G, h_prev, Hn, dAI, r_slope):
         """The factors of dh in dai (see the class docstring), for a run of steps.
 
-        G (..., 3H) holds the gates [r, z, n]; writes dAI (..., 3H) = [da_r, da_z, da_n] / dh
+        G (3, ...) holds the gates [r, z, n]; writes dAI (3, ...) = [da_r, da_z, da_n] / dh
         (reset_after) or [-, da_z, da_n] / dh and r_slope = h_{t-1} r(1 - r) (not, r_slope given);
         the r block serves as scratch until it is filled.
         """
-        H = h_prev.shape[-1]
-        r, z, n = G[..., :H], G[..., H:2 * H], G[..., 2 * H:]
-        da_r, da_z, da_n = dAI[..., :H], dAI[..., H:2 * H], dAI[..., 2 * H:]
+        r, z, n = G
+        da_r, da_z, da_n = dAI
         one_minus_z = xp.subtract(1, z, out=da_r)               # 1 - z, used twice
         _tanh_slope(xp, n, out=da_n)
         da_n *= one_minus_z                                     # da_n / dh = (1 - z)(1 - n^2)
@@ -478,65 +520,64 @@ class GRUFunction(Function):
         H = w_hh.shape[1]
         reset_after = ctx.reset_after
         _, h_prev, _ = _outputs(hs, ctx.reverse)
-        r = G[..., :H]
-        z = G[..., H:2 * H]
-        dAI = xp.empty_like(G)                                  # (T, N, 3H): dai = dh * dAI
-        dAH_n = xp.empty_like(Hn) if reset_after else None      # dah_n = da_n r: filled step by step in the loop
+        r, z = G[0], G[1]
+        # [da_r, da_z, da_n] = dL/d(input projection), and with reset_after dah_n = da_n r
+        dA = xp.empty((4 if reset_after else 3, T, N, H), dtype=x.dtype)
+        dAI, da_n = dA[:3], dA[2]
         r_slope = None if reset_after else xp.empty_like(Hn)
         z_carry = z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
             dout = dout * valid                                 # its output was a constant zero
             z_carry = z * valid + padded                        # a padded step passes dh through
-        dAI3 = dAI.reshape(T, N, 3, H)                          # gate blocks side by side (a view)
+        w_hrz, w_hn = w_hh[:2 * H].reshape(2, H, H), w_hh[2 * H:]
+        dh_parts = xp.empty((2, N, H), dtype=x.dtype)
         drh = xp.empty((N, H), dtype=x.dtype)
-        w_hrz, w_hn = w_hh[:2 * H], w_hh[2 * H:]
         dh_next = dh_n.copy()
         # the local derivatives depend only on the forward's values: computed for a run of
         # steps at once (all T steps in a small model), just before the loop reaches them
         for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
-            GRUFunction._local_derivatives(xp, G[lo:hi], h_prev[lo:hi], Hn[lo:hi], dAI[lo:hi],
+            GRUFunction._local_derivatives(xp, G[:, lo:hi], h_prev[lo:hi], Hn[lo:hi], dAI[:, lo:hi],
                                            None if reset_after else r_slope[lo:hi])
             if mask is not None:
-                dAI[lo:hi] *= valid[lo:hi]                      # no gradient through a padded step
-                if not reset_after:                             # (dAH_n is made from dAI in the loop)
+                dAI[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
+                if not reset_after:
                     r_slope[lo:hi] *= valid[lo:hi]
             for t, _, _ in run:
                 dh = dout[t] + dh_next                          # (N, H)
                 if reset_after:
-                    xp.multiply(dAI3[t], dh[:, None, :], out=dAI3[t])    # [da_r, da_z, da_n]
-                    xp.multiply(dAI[t, :, 2 * H:], r[t], out=dAH_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
-                    xp.matmul(dAI[t, :, :2 * H], w_hrz, out=dh_next)    # dah W_hh = [da_r, da_z] W_hrz
-                    xp.matmul(dAH_n[t], w_hn, out=drh)
-                    dh_next += drh                                  #          + dah_n W_hn
+                    dai = dAI[:, t]
+                    xp.multiply(dai, dh, out=dai)               # [da_r, da_z, da_n]
+                    xp.multiply(da_n[t], r[t], out=dA[3, t])    # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
+                    xp.matmul(dA[3, t], w_hn, out=drh)          # dah W_hh = dah_n W_hn
                 else:
-                    zn = dAI3[t, :, 1:]
-                    xp.multiply(zn, dh[:, None, :], out=zn)         # da_z, da_n
-                    da = dAI[t]
-                    xp.matmul(da[:, 2 * H:], w_hn, out=drh)         # d(rh) = da_n W_hn
-                    xp.multiply(drh, r_slope[t], out=da[:, :H])     # da_r = d(rh) h r(1 - r)
-                    xp.matmul(da[:, :2 * H], w_hrz, out=dh_next)    # [da_r, da_z] W_hrz
-                    drh *= r[t]
-                    dh_next += drh                                  # + d(rh) * r
-                dh_next += dh * z_carry[t]                          # + dh * z
+                    dzn = dAI[1:, t]
+                    xp.multiply(dzn, dh, out=dzn)               # da_z, da_n
+                    xp.matmul(da_n[t], w_hn, out=drh)           # d(rh) = da_n W_hn
+                    xp.multiply(drh, r_slope[t], out=dA[0, t])  # da_r = d(rh) h r(1 - r)
+                    drh *= r[t]                                 # d(rh) * r
+                xp.matmul(dA[:2, t], w_hrz, out=dh_parts)       #   + da_r W_hr + da_z W_hz
+                dh_next = dh_parts[0] + dh_parts[1]
+                dh_next += drh
+                dh_next += dh * z_carry[t]                      #   + dh * z
         # [dW_ih, db_ih] = dAI^T [x, 1].  The r, z rows of W_hh saw h_{t-1} with gradient
         # [da_r, da_z] (so b_hr, b_hz get b_ir's, b_iz's gradient); the n rows saw h_{t-1} with
         # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not): [dW_hn, db_hn] =
         # grad_n^T [input_n, 1].  Each is one matmul over all T steps stacked.
         need = ctx.needs_input_grad
-        dAI = dAI.reshape(T * N, 3 * H)
-        dx = (dAI @ w_ih).reshape(x.shape) if need[0] else None
+        dx = _input_grad(xp, dAI, w_ih) if need[0] else None
+        dAI = dAI.reshape(3, T * N, H)
         dw_ih = dw_hh = db_ih = db_hh = None
         if need[2] or need[4] or need[5]:
-            grads_ih = dAI.T @ _with_ones(xp, x)                # (3H, D + 1)
+            grads_ih = xp.matmul(dAI.transpose(0, 2, 1), _with_ones(xp, x)).reshape(3 * H, -1)
             dw_ih = grads_ih[:, :-1] if need[2] else None
             db_ih = grads_ih[:, -1] if need[4] else None
         if need[3] or need[5]:
-            grad_n, input_n = (dAH_n, h_prev) if reset_after else (dAI.reshape(T, N, 3 * H)[..., 2 * H:], Hn)
-            grads_n = grad_n.reshape(T * N, H).T @ _with_ones(xp, input_n)   # (H, H + 1)
+            grad_n, input_n = (dA[3], h_prev) if reset_after else (da_n, Hn)
+            grads_n = grad_n.reshape(T * N, H).T @ _with_ones(xp, input_n)    # (H, H + 1)
             if need[3]:
-                dw_rz = dAI[:, :2 * H].T @ h_prev.reshape(T * N, H)
-                dw_hh = xp.concatenate([dw_rz, grads_n[:, :-1]])
+                dw_rz = xp.matmul(dAI[:2].transpose(0, 2, 1), h_prev.reshape(T * N, H))
+                dw_hh = xp.concatenate([dw_rz.reshape(2 * H, H), grads_n[:, :-1]])
             if need[5]:
                 db_hh = xp.concatenate([grads_ih[:2 * H, -1], grads_n[:, -1]])
         dh0 = dh_next if ctx.needs_input_grad[1] else None
