@@ -305,25 +305,25 @@ class LSTMFunction(Function):
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
-        recurrent = xp.empty((4, N, H), dtype=x.dtype)
-        ig = xp.empty((N, H), dtype=x.dtype)
-        G_steps = G.transpose(1, 0, 2, 3)
-        gates = recurrent
+        # half and shift as full (4, N, H) arrays: a same-shape multiply is faster than a broadcast one
+        half, shift = (xp.ascontiguousarray(xp.broadcast_to(v, (4, N, H))) for v in (half, shift))
+        G_steps = G.transpose(1, 0, 2, 3)                      # G_steps[t]: step t's (4, N, H), a view
+        gates = xp.empty((4, N, H), dtype=x.dtype)             # step t's gates, contiguous: fast to work on
         i, f, g, o = gates
+        ig = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
-            xp.matmul(hs[prev], w_hh_T, out=gates)         # h_{t-1} W_hh,k^T for each gate k
-            G_t = G_steps[t]
-            gates += G_t
+            xp.matmul(hs[prev], w_hh_T, out=gates)             # h_{t-1} W_hh,k^T for each gate k
+            gates += G_steps[t]                                #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             gates *= half
             gates += shift                                     # now [i, f, g, o]
-            G_t[...] = gates
+            G_steps[t] = gates                                 # kept for the backward
             c, c_prev, tanh_c = cs[nxt], cs[prev], tanh_cs[t]
-            xp.multiply(f, c_prev, out=c)                   # c_t = f * c_{t-1} + i * g
+            xp.multiply(f, c_prev, out=c)                      # c_t = f * c_{t-1} + i * g
             xp.multiply(i, g, out=ig)
             c += ig
             xp.tanh(c, out=tanh_c)
-            xp.multiply(o, tanh_c, out=hs[nxt])             # h_t = o * tanh(c_t)
+            xp.multiply(o, tanh_c, out=hs[nxt])                # h_t = o * tanh(c_t)
             if mask is not None:                               # padded: keep both states
                 keep = ~mask[t]
                 xp.copyto(c, c_prev, where=keep)
@@ -373,9 +373,11 @@ class LSTMFunction(Function):
         # dA (4, T, N, H) takes the place of the gates G, run by run: no new 4TNH array
         # (unless the graph is kept for another backward, which needs G again)
         dA = G.copy() if ctx.retain_graph else G
-        da_ifg, da_o = dA[:3], dA[3]                           # the gates times dc, the gate times dh
         w_hh_k = w_hh.reshape(4, H, H)                         # W_hh,k: gate k's rows
+        dA_steps = dA.transpose(1, 0, 2, 3)                    # dA_steps[t]: step t's (4, N, H), a view
         dh_parts = xp.empty((4, N, H), dtype=x.dtype)
+        dh = xp.empty((N, H), dtype=x.dtype)
+        dc = xp.empty((N, H), dtype=x.dtype)
         dh_next = dh_n.copy()
         dc_next = dc_n.copy()
         # the local derivatives depend only on the forward's values: computed for a run of
@@ -390,15 +392,15 @@ class LSTMFunction(Function):
                 dA[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
                 dc_dh *= valid[lo:hi]
             for t, _, _ in run:
-                dh = dout[t] + dh_next                         # (N, H)
-                dc = dh * dc_dh[t - lo]
+                da = dA_steps[t]                               # (4, N, H): [i, f, g, o] blocks
+                xp.add(dout[t], dh_next, out=dh)               # dh = dout_t + dh_next
+                xp.multiply(dh, dc_dh[t - lo], out=dc)
                 dc += dc_next                                  # dc = dc_next + dh o (1 - tanh(c)^2)
-                ifg = da_ifg[:, t]
+                ifg = da[:3]
                 xp.multiply(ifg, dc, out=ifg)                  # da_i, da_f, da_g: times dc
-                da_o[t] *= dh                                  # da_o: times dh
-                xp.matmul(dA[:, t], w_hh_k, out=dh_parts)      # da_k W_hh,k for each gate k
-                dh_parts[:2] += dh_parts[2:]                   # dh_{t-1} = sum_k da_k W_hh,k,
-                xp.add(dh_parts[0], dh_parts[1], out=dh_next)  # in two adds
+                da[3] *= dh                                    # da_o: times dh
+                xp.matmul(da, w_hh_k, out=dh_parts)            # da_k W_hh,k for each gate k
+                dh_parts.sum(axis=0, out=dh_next)              # dh_{t-1} = sum_k da_k W_hh,k
                 xp.multiply(dc, f[t - lo], out=dc_next)        # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
