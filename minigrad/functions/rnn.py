@@ -312,16 +312,17 @@ class LSTMFunction(Function):
         i, f, g, o = gates
         ig = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
+            G_t = G_steps[t]
             xp.matmul(hs[prev], w_hh_T, out=gates)             # h_{t-1} W_hh,k^T for each gate k
-            gates += G_steps[t]                                #   + x_t W_ih,k^T + b_k
+            xp.add(gates, G_t, out=gates)                      #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
-            gates *= half
-            gates += shift                                     # now [i, f, g, o]
-            G_steps[t] = gates                                 # kept for the backward
+            xp.multiply(gates, half, out=gates)
+            xp.add(gates, shift, out=gates)                    # now [i, f, g, o]
+            G_t[...] = gates                                   # kept for the backward
             c, c_prev, tanh_c = cs[nxt], cs[prev], tanh_cs[t]
             xp.multiply(f, c_prev, out=c)                      # c_t = f * c_{t-1} + i * g
             xp.multiply(i, g, out=ig)
-            c += ig
+            xp.add(c, ig, out=c)
             xp.tanh(c, out=tanh_c)
             xp.multiply(o, tanh_c, out=hs[nxt])                # h_t = o * tanh(c_t)
             if mask is not None:                               # padded: keep both states
@@ -393,12 +394,12 @@ class LSTMFunction(Function):
                 dc_dh *= valid[lo:hi]
             for t, _, _ in run:
                 da = dA_steps[t]                               # (4, N, H): [i, f, g, o] blocks
+                ifg, o = da[:3], da[3]
                 xp.add(dout[t], dh_next, out=dh)               # dh = dout_t + dh_next
                 xp.multiply(dh, dc_dh[t - lo], out=dc)
-                dc += dc_next                                  # dc = dc_next + dh o (1 - tanh(c)^2)
-                ifg = da[:3]
+                xp.add(dc, dc_next, out=dc)                    # dc = dc_next + dh o (1 - tanh(c)^2)
                 xp.multiply(ifg, dc, out=ifg)                  # da_i, da_f, da_g: times dc
-                da[3] *= dh                                    # da_o: times dh
+                xp.multiply(o, dh, out=o)                      # da_o: times dh
                 xp.matmul(da, w_hh_k, out=dh_parts)            # da_k W_hh,k for each gate k
                 dh_parts.sum(axis=0, out=dh_next)              # dh_{t-1} = sum_k da_k W_hh,k
                 xp.multiply(dc, f[t - lo], out=dc_next)        # dc_{t-1} = dc * f
