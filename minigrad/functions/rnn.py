@@ -151,7 +151,11 @@ def _weight_grads(ctx, dA, x, h_prev, w_ih, first):
     dx = _input_grad(xp, dA, w_ih) if need[0] else None
     dA = dA.reshape(gates, T * N, H)
     dw_ih = dw_hh = db_ih = db_hh = None
-    if any(need[first:first + 4]):
+    if gates == 1 and any(need[first:first + 4]):
+        # the RNN: copying [x, h_prev, 1] together costs more than the one matmul saves
+        dA = dA[0]
+        dw_ih, dw_hh, db = dA.T @ x.reshape(T * N, D), dA.T @ h_prev.reshape(T * N, H), dA.sum(axis=0)
+    elif any(need[first:first + 4]):
         grads = xp.matmul(dA.transpose(0, 2, 1), _with_ones(xp, x, h_prev))   # (G, H, D + H + 1)
         grads = grads.reshape(gates * H, D + H + 1)
         dw_ih, dw_hh, db = grads[:, :D], grads[:, D:-1], grads[:, -1]
