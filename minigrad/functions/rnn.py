@@ -142,25 +142,26 @@ def _weight_grads(ctx, dA, x, h_prev, w_ih, first):
 
     dA (G, T, N, H) holds dL/d(pre-activation) gate-major, dA_k its gate k; ``first`` is the
     position of w_ih among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh),
-    None where no gradient is needed.
+    None where no gradient is needed.  (With one gate, the RNN's, copying [x, h_prev, 1]
+    together costs more than the one matmul saves: it takes dA^T x, dA^T h_prev, sum dA.)
     """
     xp = backend.array_module(dA)
     gates, T, N, H = dA.shape
     D = x.shape[2]
     need = ctx.needs_input_grad
     dx = _input_grad(xp, dA, w_ih) if need[0] else None
+    if not any(need[first:first + 4]):
+        return dx, None, None, None, None
     dA = dA.reshape(gates, T * N, H)
-    dw_ih = dw_hh = db_ih = db_hh = None
-    if gates == 1 and any(need[first:first + 4]):
-        # the RNN: copying [x, h_prev, 1] together costs more than the one matmul saves
-        dA = dA[0]
-        dw_ih, dw_hh, db = dA.T @ x.reshape(T * N, D), dA.T @ h_prev.reshape(T * N, H), dA.sum(axis=0)
-    elif any(need[first:first + 4]):
+    if gates == 1:
+        dw_ih, dw_hh = dA[0].T @ x.reshape(T * N, D), dA[0].T @ h_prev.reshape(T * N, H)
+        db = dA[0].sum(axis=0)
+    else:
         grads = xp.matmul(dA.transpose(0, 2, 1), _with_ones(xp, x, h_prev))   # (G, H, D + H + 1)
         grads = grads.reshape(gates * H, D + H + 1)
         dw_ih, dw_hh, db = grads[:, :D], grads[:, D:-1], grads[:, -1]
-        db_ih = db if need[first + 2] else None
-        db_hh = db.copy() if need[first + 3] else None
+    db_ih = db if need[first + 2] else None
+    db_hh = db.copy() if need[first + 3] else None
     return dx, dw_ih, dw_hh, db_ih, db_hh
 
 
