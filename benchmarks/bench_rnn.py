@@ -20,7 +20,7 @@ import sys
 
 import numpy
 
-from common import best_times, torch_or_none
+from common import best_times, interleaved_times, paired_ratio, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -133,7 +133,7 @@ def _extra_memory_mib(library):
 
 
 def run(quick):
-    repeat = 3 if quick else 7
+    repeat = 3 if quick else 9
     B, D, H = 64, 128, 256
     rows = []
     cases = [("LSTM", 50, 1, False), ("GRU", 50, 1, False), ("RNN", 50, 1, False)]
@@ -143,11 +143,12 @@ def run(quick):
     for kind, T, layers, bidirectional in cases:
         mine, reference = _step_fns(kind, T, B, D, H, layers, bidirectional)
         fns = [mine] if reference is None else [mine, reference]
-        times = best_times(fns, repeat=repeat)
+        times = interleaved_times(fns, repeat=repeat)
         shape = f"{layers} layers" if layers > 1 else ("bidirectional" if bidirectional else "1 layer")
         rows.append({"case": f"{kind} fwd+bwd, in {D}, hidden {H}, batch {B}, T={T}, {shape}",
-                     "minigrad_s": times[0], "torch_s": times[1] if len(times) > 1 else None,
-                     "note": "float32"})
+                     "minigrad_s": min(times[0]), "torch_s": min(times[1]) if reference else None,
+                     "note": "float32" + (f"; median of paired ratios {paired_ratio(*times):.2f}x"
+                                          if reference else "")})
     floor = _matmul_floor(50, B, D, H)
     mine, reference = _step_fns("LSTM", 50, B, D, H)
     times = best_times([floor] + ([mine] if reference is None else [mine, reference]), repeat=repeat)
@@ -155,10 +156,11 @@ def run(quick):
                  "minigrad_s": times[0], "torch_s": times[2] if len(times) > 2 else None,
                  "note": f"full minigrad step {times[1]:.4f} s = {times[1] / times[0]:.2f}x the floor"})
     mine, reference = _step_fns("LSTM", 50, 1, 8, 8)
-    times = best_times([mine] if reference is None else [mine, reference], repeat=repeat * 3)
+    times = interleaved_times([mine] if reference is None else [mine, reference], repeat=repeat * 5)
     rows.append({"case": "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50",
-                 "minigrad_s": times[0], "torch_s": times[1] if len(times) > 1 else None,
-                 "note": f"{times[0] / 50 * 1e6:.1f} us per step"})
+                 "minigrad_s": min(times[0]), "torch_s": min(times[1]) if reference else None,
+                 "note": f"{min(times[0]) / 50 * 1e6:.1f} us per step"
+                         + (f"; median of paired ratios {paired_ratio(*times):.2f}x" if reference else "")})
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")
         rows.append({"case": "LSTM T=200 step, extra resident memory (MiB, not seconds)",

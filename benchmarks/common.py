@@ -47,8 +47,9 @@ def best_time(fn, repeat=7, warmup=1):
     return min(times)
 
 
-def best_times(fns, repeat=7, warmup=1):
-    """``best_time`` of several functions with their repeats interleaved (a, b, a, b, ...).
+def interleaved_times(fns, repeat=7, warmup=1):
+    """Every timed call of several functions, their repeats interleaved (a, b, a, b, ...):
+    a list per function, one time per round.
 
     Interleaving exposes each to the same bursts of load from other
     processes, which keeps their ratio steadier than timing one after the other.
@@ -62,7 +63,23 @@ def best_times(fns, repeat=7, warmup=1):
             start = CLOCK()
             fn()
             bucket.append(CLOCK() - start)
-    return [min(bucket) for bucket in times]
+    return times
+
+
+def best_times(fns, repeat=7, warmup=1):
+    """``best_time`` of several functions, their repeats interleaved (see ``interleaved_times``)."""
+    return [min(bucket) for bucket in interleaved_times(fns, repeat, warmup)]
+
+
+def paired_ratio(mine, theirs):
+    """The median over rounds of mine[i] / theirs[i], from two lists of ``interleaved_times``.
+
+    Each round's two times were taken moments apart, under the same load, so their
+    ratio is steadier on a noisy machine than the ratio of the two minimums.
+    """
+    ratios = sorted(a / b for a, b in zip(mine, theirs))
+    middle = len(ratios) // 2
+    return ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
 
 
 def peak_memory(fn):
