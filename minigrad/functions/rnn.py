@@ -8,8 +8,8 @@ for speed:
 
   forward   the input projection x W_ih^T + b for all T steps is one matmul
             (with the bias trick: [x, 1] [W_ih, b]^T, so the bias costs no pass);
-            the loop adds h_{t-1} W_hh^T to a step's (N, 4H) / (N, 3H) slice
-            of gate pre-activations and activates them in place; it keeps
+            the loop adds h_{t-1} W_hh^T to a step's gate pre-activations, all
+            G gates of the step in one buffer, and activates them; it keeps
             only what the backward needs (gates, states: O(T N H)).
   backward  the local derivatives of the gates (sigma', tanh', ...) depend
             only on the forward's values, so they are computed for many steps
@@ -19,6 +19,20 @@ for speed:
             LSTM's dc).  After the loop the weight and bias gradients are ONE
             matmul over all stacked steps, dA^T [x, h_{t-1}, 1] (the GRU: one
             per projection, as its n rows see a different input).
+
+Gate-major storage: where ``rnn_steps.py`` holds a step's pre-activations in
+an (N, 4H) array [a_i, a_f, a_g, a_o], here all steps' gates are one
+(G, T, N, H) array, gate index first: G[k, t] is gate k at step t, an (N, H)
+block of contiguous memory, and G[:, t] is the whole step, (G, N, H).  The
+gate arithmetic (f * c, i * g, o * tanh(c), and their derivatives) then runs
+over contiguous blocks instead of strided column slices, and each projection
+is computed per gate, x W_ih,k^T (W_ih,k: rows kH..(k+1)H of W_ih), in one
+batched matmul over k.
+
+Memory: the LSTM's backward writes dA over the gate array G, and the RNN's
+over the forward's A, once their values are used, instead of allocating a
+new (G, T, N, H) array, unless the graph is kept for another backward
+(``ctx.retain_graph``).
 
 Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
 biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
