@@ -323,7 +323,7 @@ class LSTMFunction(Function):
         w_hh_T = _gate_blocks_T(xp, w_hh * half_rows)          # (4, H, H): W_hh,k^T
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
-        tanh_cs = xp.empty((T, N, H), dtype=x.dtype)
+        tanh_c = xp.empty((N, H), dtype=x.dtype)              # not kept: the backward recomputes it from c
         # half and shift as full (4, N, H) arrays: a same-shape multiply is faster than a broadcast one
         half, shift = (xp.ascontiguousarray(xp.broadcast_to(v, (4, N, H))) for v in (half, shift))
         G_steps = G.transpose(1, 0, 2, 3)                      # G_steps[t]: step t's (4, N, H), a view
@@ -338,7 +338,7 @@ class LSTMFunction(Function):
             xp.multiply(gates, half, out=gates)
             xp.add(gates, shift, out=gates)                    # now [i, f, g, o]
             G_t[...] = gates                                   # kept for the backward
-            c, c_prev, tanh_c = cs[nxt], cs[prev], tanh_cs[t]
+            c, c_prev = cs[nxt], cs[prev]
             xp.multiply(f, c_prev, out=c)                      # c_t = f * c_{t-1} + i * g
             xp.multiply(i, g, out=ig)
             xp.add(c, ig, out=c)
@@ -348,7 +348,7 @@ class LSTMFunction(Function):
                 keep = ~mask[t]
                 xp.copyto(c, c_prev, where=keep)
                 xp.copyto(hs[nxt], hs[prev], where=keep)
-        ctx.save_for_backward(x, G, hs, cs, tanh_cs, w_ih, w_hh, mask)
+        ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
         output, _, h_n = _outputs(hs, reverse)
         _, _, c_n = _outputs(cs, reverse)
@@ -379,12 +379,12 @@ class LSTMFunction(Function):
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
-        x, G, hs, cs, tanh_cs, w_ih, w_hh, mask = ctx.saved_tensors
+        x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         T, N, _ = x.shape
         H = w_hh.shape[1]
         _, h_prev, _ = _outputs(hs, ctx.reverse)
-        _, c_prev, _ = _outputs(cs, ctx.reverse)
+        c_new, c_prev, _ = _outputs(cs, ctx.reverse)
         f_carry = G[1]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
@@ -406,7 +406,8 @@ class LSTMFunction(Function):
             f = f_carry[lo:hi].copy()                          # this run's f: small, stays in cache
             dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t
             scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
-            LSTMFunction._local_derivatives(xp, dA[:, lo:hi], c_prev[lo:hi], tanh_cs[lo:hi],
+            tanh_c = xp.tanh(c_new[lo:hi])                     # tanh(c_t), recomputed: one (T, N, H) array less to keep
+            LSTMFunction._local_derivatives(xp, dA[:, lo:hi], c_prev[lo:hi], tanh_c,
                                             dc_dh, scratch)
             if mask is not None:
                 dA[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
