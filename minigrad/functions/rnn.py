@@ -272,8 +272,9 @@ class RNNFunction(Function):
             dA *= valid                                        # no gradient through a padded step
             dout = dout * valid                                # its output was a constant zero
         dh_next = dh_n.copy()
+        dh = xp.empty_like(dh_next)
         for t, _, _ in reversed(_steps(T, ctx.reverse)):
-            dh = dout[t] + dh_next                             # (N, H): from the output and from step t+1
+            xp.add(dout[t], dh_next, out=dh)                   # (N, H): from the output and from step t+1
             da = dA[t]
             xp.multiply(da, dh, out=da)                        # da_t = dh * f'(a_t)
             xp.matmul(da, w_hh, out=dh_next)                   # dh_{t-1} = da_t W_hh
