@@ -315,9 +315,8 @@ class LSTMFunction(Function):
         H = w_hh.shape[1]
         # sigma(a) = (1 + tanh(a / 2)) / 2: halve the i, f, o rows of the weights (exact in
         # floating point), then ONE tanh activates all four gates, and scale/shift fixes i, f, o.
-        half = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype).reshape(4, 1, 1)   # per gate
-        shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
-        half_rows = xp.repeat(half.reshape(4), H)[:, None]    # (4H, 1): per row of the weights
+        half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
+        half_rows = xp.repeat(half_gate, H)[:, None]          # (4H, 1): per row of the weights
         bias = _bias(b_ih, b_hh)
         G = _input_projection(xp, x, w_ih * half_rows,         # (4, T, N, H)
                               None if bias is None else bias * half_rows[:, 0], 4)
@@ -326,7 +325,9 @@ class LSTMFunction(Function):
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         tanh_c = xp.empty((N, H), dtype=x.dtype)              # not kept: the backward recomputes it from c
         # half and shift as full (4, N, H) arrays: a same-shape multiply is faster than a broadcast one
-        half, shift = (xp.ascontiguousarray(xp.broadcast_to(v, (4, N, H))) for v in (half, shift))
+        half = xp.empty((4, N, H), dtype=x.dtype)
+        half[...] = half_gate[:, None, None]
+        shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
         G_steps = G.transpose(1, 0, 2, 3)                      # G_steps[t]: step t's (4, N, H), a view
         gates = xp.empty((4, N, H), dtype=x.dtype)             # step t's gates, contiguous: fast to work on
         i, f, g, o = gates
