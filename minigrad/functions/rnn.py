@@ -515,24 +515,27 @@ class GRUFunction(Function):
         return output, h_n
 
     @staticmethod
-    def _local_derivatives(xp, G, h_prev, Hn, dAI, r_slope):
-        """The factors of dh in dai (see the class docstring), for a run of steps.
+    def _local_derivatives(xp, gates, h_prev, Hn, r_slope, scratch):
+        """The factors of dh in dai (see the class docstring), for a run of steps, written over
+        the gates themselves (the backward needs them no more):
 
-        G (3, ...) holds the gates [r, z, n]; writes dAI (3, ...) = [da_r, da_z, da_n] / dh
-        (reset_after) or [-, da_z, da_n] / dh and r_slope = h_{t-1} r(1 - r) (not, r_slope given);
-        the r block serves as scratch until it is filled.
+            gates (3, ...) = [r, z, n]  ->  [da_r, da_z, da_n] / dh       (reset_after)
+                                            [r, da_z, da_n] / dh, and r_slope = h_{t-1} r(1 - r)  (not)
+
+        scratch (2, ...) is a work buffer.
         """
-        r, z, n = G
-        da_r, da_z, da_n = dAI
-        one_minus_z = xp.subtract(1, z, out=da_r)               # 1 - z, used twice
-        _tanh_slope(xp, n, out=da_n)
-        da_n *= one_minus_z                                     # da_n / dh = (1 - z)(1 - n^2)
-        xp.multiply(z, one_minus_z, out=da_z)
-        da_z *= xp.subtract(h_prev, n, out=da_r)                # da_z / dh = (h_{t-1} - n) z(1 - z)
+        r, z, n = gates
+        one_minus_z, h_minus_n = scratch
+        xp.subtract(1, z, out=one_minus_z)
+        xp.subtract(h_prev, n, out=h_minus_n)
+        z *= one_minus_z
+        z *= h_minus_n                                          # da_z / dh = (h_{t-1} - n) z(1 - z)
+        _tanh_slope(xp, n, out=n)
+        n *= one_minus_z                                        # da_n / dh = (1 - z)(1 - n^2)
         if r_slope is None:
-            _sigma_slope(xp, r, out=da_r)
-            da_r *= Hn
-            da_r *= da_n                                        # da_r / dh = da_n ah_n r(1 - r)
+            _sigma_slope(xp, r, out=one_minus_z)
+            xp.multiply(one_minus_z, Hn, out=r)
+            r *= n                                              # da_r / dh = da_n ah_n r(1 - r)
         else:
             _sigma_slope(xp, r, out=r_slope)
             r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
@@ -545,46 +548,53 @@ class GRUFunction(Function):
         H = w_hh.shape[1]
         reset_after = ctx.reset_after
         _, h_prev, _ = _outputs(hs, ctx.reverse)
-        r, z = G[0], G[1]
-        # [da_r, da_z, da_n] = dL/d(input projection), and with reset_after dah_n = da_n r
-        dA = xp.empty((4 if reset_after else 3, T, N, H), dtype=x.dtype)
-        dAI, da_n = dA[:3], dA[2]
-        r_slope = None if reset_after else xp.empty_like(Hn)
-        z_carry = z
+        z_carry = G[1]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
             dout = dout * valid                                 # its output was a constant zero
-            z_carry = z * valid + padded                        # a padded step passes dh through
+            z_carry = G[1] * valid + padded                     # a padded step passes dh through
+        # dAI = [da_r, da_z, da_n] = dL/d(input projection), (3, T, N, H), takes the place of the
+        # gates G run by run (unless the graph is kept for another backward, which needs G again);
+        # with reset_after dah_n = da_n r is the gradient of the n rows' recurrent projection
+        dAI = G.copy() if ctx.retain_graph else G
+        da_n = dAI[2]
+        dah_n = xp.empty_like(Hn) if reset_after else None
+        r_slope = None if reset_after else xp.empty_like(Hn)
         w_hrz, w_hn = w_hh[:2 * H].reshape(2, H, H), w_hh[2 * H:]
         dh_parts = xp.empty((2, N, H), dtype=x.dtype)
         drh = xp.empty((N, H), dtype=x.dtype)
+        dh = xp.empty((N, H), dtype=x.dtype)
         dh_next = dh_n.copy()
         # the local derivatives depend only on the forward's values: computed for a run of
         # steps at once (all T steps in a small model), just before the loop reaches them
         for lo, hi, run in _blocks(list(reversed(_steps(T, ctx.reverse))), N, H):
-            GRUFunction._local_derivatives(xp, G[:, lo:hi], h_prev[lo:hi], Hn[lo:hi], dAI[:, lo:hi],
-                                           None if reset_after else r_slope[lo:hi])
+            r = dAI[0, lo:hi].copy()                            # this run's r and z: the loop
+            z = z_carry[lo:hi].copy()                           # still needs them
+            scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
+            GRUFunction._local_derivatives(xp, dAI[:, lo:hi], h_prev[lo:hi], Hn[lo:hi],
+                                           None if reset_after else r_slope[lo:hi], scratch)
             if mask is not None:
                 dAI[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
                 if not reset_after:
                     r_slope[lo:hi] *= valid[lo:hi]
             for t, _, _ in run:
-                dh = dout[t] + dh_next                          # (N, H)
+                xp.add(dout[t], dh_next, out=dh)                # dh = dout_t + dh_next
                 if reset_after:
                     dai = dAI[:, t]
                     xp.multiply(dai, dh, out=dai)               # [da_r, da_z, da_n]
-                    xp.multiply(da_n[t], r[t], out=dA[3, t])    # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
-                    xp.matmul(dA[3, t], w_hn, out=drh)          # dah W_hh = dah_n W_hn
+                    xp.multiply(da_n[t], r[t - lo], out=dah_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
+                    xp.matmul(dah_n[t], w_hn, out=drh)          # dah W_hh = dah_n W_hn
                 else:
                     dzn = dAI[1:, t]
                     xp.multiply(dzn, dh, out=dzn)               # da_z, da_n
                     xp.matmul(da_n[t], w_hn, out=drh)           # d(rh) = da_n W_hn
-                    xp.multiply(drh, r_slope[t], out=dA[0, t])  # da_r = d(rh) h r(1 - r)
-                    drh *= r[t]                                 # d(rh) * r
-                xp.matmul(dA[:2, t], w_hrz, out=dh_parts)       #   + da_r W_hr + da_z W_hz
-                dh_next = dh_parts[0] + dh_parts[1]
+                    xp.multiply(drh, r_slope[t], out=dAI[0, t])     # da_r = d(rh) h r(1 - r)
+                    drh *= r[t - lo]                            # d(rh) * r
+                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)      #   + da_r W_hr + da_z W_hz
+                xp.add(dh_parts[0], dh_parts[1], out=dh_next)
                 dh_next += drh
-                dh_next += dh * z_carry[t]                      #   + dh * z
+                xp.multiply(dh, z[t - lo], out=drh)
+                dh_next += drh                                  #   + dh * z
         # [dW_ih, db_ih] = dAI^T [x, 1].  The r, z rows of W_hh saw h_{t-1} with gradient
         # [da_r, da_z] (so b_hr, b_hz get b_ir's, b_iz's gradient); the n rows saw h_{t-1} with
         # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not): [dW_hn, db_hn] =
@@ -598,7 +608,7 @@ class GRUFunction(Function):
             dw_ih = grads_ih[:, :-1] if need[2] else None
             db_ih = grads_ih[:, -1] if need[4] else None
         if need[3] or need[5]:
-            grad_n, input_n = (dA[3], h_prev) if reset_after else (da_n, Hn)
+            grad_n, input_n = (dah_n, h_prev) if reset_after else (da_n, Hn)
             grads_n = grad_n.reshape(T * N, H).T @ _with_ones(xp, input_n)    # (H, H + 1)
             if need[3]:
                 dw_rz = xp.matmul(dAI[:2].transpose(0, 2, 1), h_prev.reshape(T * N, H))
