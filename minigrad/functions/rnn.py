@@ -29,10 +29,11 @@ over contiguous blocks instead of strided column slices, and each projection
 is computed per gate, x W_ih,k^T (W_ih,k: rows kH..(k+1)H of W_ih), in one
 batched matmul over k.
 
-Memory: the LSTM's backward writes dA over the gate array G, and the RNN's
-over the forward's A, once their values are used, instead of allocating a
-new (G, T, N, H) array, unless the graph is kept for another backward
-(``ctx.retain_graph``).
+Memory: the LSTM's and the GRU's backward write dA over the gate array G,
+and the RNN's over the forward's A, once their values are used, instead of
+allocating a new (G, T, N, H) array, unless the graph is kept for another
+backward (``ctx.retain_graph``).  The LSTM recomputes tanh(c_t) in the
+backward rather than keep it.
 
 Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
 biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
