@@ -409,7 +409,7 @@ class LSTMFunction(Function):
             f = f_carry[lo:hi].copy()                          # this run's f: small, stays in cache
             dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t
             scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
-            tanh_c = xp.tanh(c_new[lo:hi])                     # tanh(c_t), recomputed: one (T, N, H) array less to keep
+            tanh_c = xp.tanh(c_new[lo:hi])                     # tanh(c_t), recomputed rather than kept
             LSTMFunction._local_derivatives(xp, dA[:, lo:hi], c_prev[lo:hi], tanh_c,
                                             dc_dh, scratch)
             if mask is not None:
