@@ -29,9 +29,9 @@ over contiguous blocks instead of strided column slices, and each projection
 is computed per gate, x W_ih,k^T (W_ih,k: rows kH..(k+1)H of W_ih), in one
 batched matmul over k.
 
-Memory: the LSTM's and the GRU's backward write dA over the gate array G,
-and the RNN's over the forward's A, once their values are used, instead of
-allocating a new (G, T, N, H) array, unless the graph is kept for another
+Memory: the LSTM's and the GRU's backward write dA over the gate array G
+(which they keep for the backward anyway) once its values are used, instead
+of allocating a new (G, T, N, H) array, unless the graph is kept for another
 backward (``ctx.retain_graph``).  The LSTM recomputes tanh(c_t) in the
 backward rather than keep it.
 
@@ -248,7 +248,7 @@ class RNNFunction(Function):
                 xp.maximum(h, 0, out=h)
             if mask is not None:                               # padded: keep the state
                 xp.copyto(h, hs[prev], where=~mask[t])
-        ctx.save_for_backward(x, hs, A, w_ih, w_hh, mask)     # A: memory for the backward's dA
+        ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
         ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
         output, _, h_n = _outputs(hs, reverse)
         if mask is not None:
@@ -257,12 +257,11 @@ class RNNFunction(Function):
 
     @staticmethod
     def backward(ctx, dout, dh_n):
-        x, hs, A, w_ih, w_hh, mask = ctx.saved_tensors
+        x, hs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         T, N, _ = x.shape
         h_new, h_prev, _ = _outputs(hs, ctx.reverse)
-        # dA (T, N, H) reuses the memory of the forward's A, unless the graph is kept
-        dA = xp.empty_like(A) if ctx.retain_graph else A
+        dA = xp.empty_like(h_new)                              # (T, N, H)
         # the local derivative f'(a_t) for all steps at once; the loop multiplies it by dh
         if ctx.nonlinearity == "tanh":
             _tanh_slope(xp, h_new, out=dA)                      # tanh' = 1 - h^2
