@@ -590,9 +590,9 @@ class GRUFunction(Function):
                     xp.matmul(da_n[t], w_hn, out=drh)           # d(rh) = da_n W_hn
                     xp.multiply(drh, r_slope[t], out=dAI[0, t])     # da_r = d(rh) h r(1 - r)
                     drh *= r[t - lo]                            # d(rh) * r
-                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)      #   + da_r W_hr + da_z W_hz
-                xp.add(dh_parts[0], dh_parts[1], out=dh_next)
-                dh_next += drh
+                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)      # da_r W_hr, da_z W_hz
+                xp.add(dh_parts[0], dh_parts[1], out=dh_next)   # dh_{t-1} = da_r W_hr + da_z W_hz
+                dh_next += drh                                  #   + dah_n W_hn  (or + d(rh) * r)
                 xp.multiply(dh, z[t - lo], out=drh)
                 dh_next += drh                                  #   + dh * z
         # [dW_ih, db_ih] = dAI^T [x, 1].  The r, z rows of W_hh saw h_{t-1} with gradient
