@@ -15,7 +15,7 @@ from minigrad.functions import attention_fast
 from minigrad.functions.attention import ScaledDotProductAttention
 from minigrad.functions.attention_fast import FastScaledDotProductAttention
 from minigrad.functions.gelu import erf
-from minigrad.gradcheck import GradcheckError, check_module, gradcheck
+from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 
 
 def randn(*shape, device="cpu", requires_grad=True):
