@@ -17,10 +17,12 @@ in brackets):
      batched matmul over k.  (Replaces reference lines `a = xw[t] + h @ w_hh.T`
      and `i, f, g, o = (gates[t, :, k * H:(k + 1) * H] ...)`.)
   2. One tanh for all gates of a step (LSTM, GRU's r and z):
-     sigma(a) = (1 + tanh(a / 2)) / 2 (rnn_steps.sigmoid), so scaling the
-     sigmoid gates by 1/2 before and after one tanh over the (4, N, H) step
-     buffer activates all four gates in four calls.  (Replaces the four lines
-     `i = sigmoid(...)` ... `o = sigmoid(...)`; plain: tiny LSTM +30%.)
+     sigma(a) = (1 + tanh(a / 2)) / 2 (rnn_steps.sigmoid), so with the sigmoid
+     gates' weight rows halved once (exact in floating point), one tanh over the
+     (4, N, H) step buffer, a multiply and an add activate all four gates.
+     (Replaces the four lines `i = sigmoid(...)` ... `o = sigmoid(...)`; plain:
+     tiny LSTM +30%; halving the gates each step instead of the weights once:
+     tiny LSTM forward +4%.)
   3. Local derivatives a run of steps at a time (LSTM, GRU; all T for the RNN).
      The slopes (sigma', tanh', and the factors next to dc and dh) depend only
      on the forward's values, so they are computed before the loop for a
@@ -44,15 +46,18 @@ in brackets):
      dA).  (Replaces `xw = xw + b` in ``_input_projection`` and the sums in
      ``_sequence_grads``; plain: GRU forward +9%, LSTM T = 50 and 200 +3-5%.)
   8. ``out=`` where a plain expression would allocate a fresh T-sized array
-     (the RNN's slopes: +14% at T = 50, in page faults) and in the GRU's forward
-     step (tiny GRU +8%).
+     (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
+     steps of the LSTM and GRU, where each is one NumPy call fewer than the
+     expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
+  9. The LSTM's dh_{t-1} = da W_hh as ONE matmul of da seen as (N, 4H) rows
+     (a transpose of the gate-major step; a view when N = 1), not one per gate
+     and a sum (tiny LSTM +10%).
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
-2% slower), halving the weight rows of the sigmoid gates instead of scaling the
-gates (equal), the slopes computed into scratch buffers over the gates (named
-temporaries now), chains of ``out=`` ufunc calls in the LSTM's cell update and
-in the backward loops (equal within 1-2%).
+2% slower), the slopes computed into scratch buffers written over the gates
+(named temporaries now), chains of ``out=`` ufunc calls in the backward loops
+(equal within 1-2%).
 
 The file is longer than the ~400 lines of the others because it holds the
 three Functions next to the list of blocks above that explains them.
@@ -259,28 +264,38 @@ class FastLSTMFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        G = _input_projection(xp, x, w_ih, (b_ih, b_hh), 4)             # (4, T, N, H)
-        w_hh_T = _gate_blocks_T(xp, w_hh)                               # (4, H, H): W_hh,k^T
+        # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
+        # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
+        # pre-activations, times ``half`` plus ``shift``, gives all four gates
+        half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
+        half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
+        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # (4, T, N, H): a / 2 (a for g)
+                              [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])          # (4, H, H): W_hh,k^T halved
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
-        # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2):
-        # gates = tanh(a * half) * half + shift with these (4, N, H) factors
         half = xp.empty((4, N, H), dtype=x.dtype)
-        half[...] = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)[:, None, None]
+        half[...] = half_gate[:, None, None]
         shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
         G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's gates, a view
         gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
         i, f, g, o = gates
+        ig = xp.empty((N, H), dtype=x.dtype)
+        tanh_c = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
+            # block 8: out= calls, each a NumPy call fewer than the plain expression
             xp.matmul(hs[prev], w_hh_T, out=gates)                      # h_{t-1} W_hh,k^T for each gate k
-            gates += G_steps[t]                                         #   + x_t W_ih,k^T + b_k
-            gates *= half
+            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
-            gates *= half
-            gates += shift                                              # now [i, f, g, o]
+            xp.multiply(gates, half, out=gates)
+            xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
             G_steps[t] = gates                                          # kept for the backward
-            cs[nxt] = f * cs[prev] + i * g
-            hs[nxt] = o * xp.tanh(cs[nxt])
+            c = cs[nxt]
+            xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
+            xp.multiply(i, g, out=ig)
+            xp.add(c, ig, out=c)
+            xp.tanh(c, out=tanh_c)
+            xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
             if mask is not None:                                        # padded: keep both states
                 keep = ~mask[t]
                 xp.copyto(cs[nxt], cs[prev], where=keep)
@@ -307,8 +322,7 @@ class FastLSTMFunction(Function):
             f_carry = G[1] * valid + padded                             # a padded step passes dc through
         dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
         dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        w_hh_k = w_hh.reshape(4, H, H)                                  # W_hh,k: gate k's rows
-        dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
+        N = dout.shape[1]
         dh_next, dc_next = dh_n, dc_n
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
             # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
@@ -330,8 +344,7 @@ class FastLSTMFunction(Function):
                 dc = dc_next + dh * slope_c[t - lo]
                 da[:3] *= dc                                            # da_i, da_f, da_g
                 da[3] *= dh                                             # da_o
-                xp.matmul(da, w_hh_k, out=dh_parts)                     # da_k W_hh,k for each gate k
-                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = da W_hh
+                dh_next = da.transpose(1, 0, 2).reshape(N, 4 * H) @ w_hh   # dh_{t-1} = da W_hh, da as (N, 4H)
                 dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
