@@ -49,15 +49,14 @@ in brackets):
      (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
      steps of the LSTM and GRU, where each is one NumPy call fewer than the
      expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
-  9. The LSTM's dh_{t-1} = da W_hh as ONE matmul of da seen as (N, 4H) rows
-     (a transpose of the gate-major step; a view when N = 1), not one per gate
-     and a sum (tiny LSTM +10%).
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
 2% slower), the slopes computed into scratch buffers written over the gates
 (named temporaries now), chains of ``out=`` ufunc calls in the backward loops
-(equal within 1-2%).
+(equal within 1-2%).  Tried and not kept: the LSTM's dh_{t-1} = da W_hh as one
+matmul of da seen as (N, 4H) rows instead of one per gate and a sum (tiny LSTM
+-6%, but batch 8, hidden 256: +20%).
 
 The file is longer than the ~400 lines of the others because it holds the
 three Functions next to the list of blocks above that explains them.
@@ -225,18 +224,19 @@ class FastRNNFunction(Function):
         x, hs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         h_new, h_prev, _ = _outputs(hs, ctx.reverse)
-        # the slope f'(a_t) for all steps at once (block 3); the loop turns it into da_t
-        # (written with out=: a fresh (T, N, H) temporary costs RNN T = 50 14%, in page faults)
-        dA = xp.empty_like(h_new)
+        # the slope f'(a_t) for all steps at once (block 3), written with out= (block 8: a
+        # fresh (T, N, H) temporary costs RNN T = 50 14%, in page faults)
+        slopes = xp.empty_like(h_new)
         if ctx.nonlinearity == "tanh":
-            xp.multiply(h_new, h_new, out=dA)
-            xp.subtract(1, dA, out=dA)                                 # tanh' = 1 - h^2
+            xp.multiply(h_new, h_new, out=slopes)
+            xp.subtract(1, slopes, out=slopes)                         # tanh' = 1 - h^2
         else:
-            xp.greater(h_new, 0, out=dA)                               # relu' = [h > 0]
+            xp.greater(h_new, 0, out=slopes)                           # relu' = [h > 0]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dA *= valid                                                # no gradient through a padded step
+            slopes *= valid                                            # no gradient through a padded step
             dout = dout * valid                                        # its output was a constant zero
+        dA = slopes                                                    # step t's slope becomes da_t below
         dh_next = dh_n
         for t, _, _ in reversed(_steps(x.shape[0], ctx.reverse)):
             dh = dout[t] + dh_next
@@ -322,7 +322,8 @@ class FastLSTMFunction(Function):
             f_carry = G[1] * valid + padded                             # a padded step passes dc through
         dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
         dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        N = dout.shape[1]
+        w_hh_k = w_hh.reshape(4, H, H)                                  # W_hh,k: gate k's rows
+        dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
         dh_next, dc_next = dh_n, dc_n
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
             # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
@@ -344,7 +345,8 @@ class FastLSTMFunction(Function):
                 dc = dc_next + dh * slope_c[t - lo]
                 da[:3] *= dc                                            # da_i, da_f, da_g
                 da[3] *= dh                                             # da_o
-                dh_next = da.transpose(1, 0, 2).reshape(N, 4 * H) @ w_hh   # dh_{t-1} = da W_hh, da as (N, 4H)
+                xp.matmul(da, w_hh_k, out=dh_parts)                     # da_k W_hh,k for each gate k
+                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = sum_k da_k W_hh,k
                 dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
