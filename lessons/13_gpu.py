@@ -46,11 +46,7 @@ from minigrad import backend, lesson, nn, optim
 from minigrad import functional as F
 from minigrad.text import LMBatches, Vocab, char_tokenize
 
-try:
-    run = lesson.setup("13_gpu")
-except backend.DeviceError as error:   # --device cuda without a GPU: say so, go on with the CPU
-    print(f"(--device cuda asked for, but: {error})")
-    run = lesson.setup("13_gpu", argv=sys.argv[1:] + ["--device", "cpu"])
+run = lesson.setup("13_gpu", fallback_device="cpu")   # --device cuda without a GPU: say so, use the CPU
 plt = run.pyplot()
 
 # %% [markdown]
