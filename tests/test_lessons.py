@@ -60,7 +60,7 @@ def test_lesson_format(path):
     text = path.read_text()
     assert "# %% [markdown]" in text and "\n# %%\n" in text, "use Jupytext percent cells"
     assert "## Exercises" in text and "minigrad assignment list" in text
-    assert f'lesson.setup("{path.stem}")' in text, "the lesson's output folder must carry its file name"
+    assert f'lesson.setup("{path.stem}"' in text, "the lesson's output folder must carry its file name"
     private = re.findall(r"minigrad(?:\.\w+)*\._\w+|from minigrad[\w.]* import [^\n]*\b_\w+", text)
     assert not private, f"lessons use the public API only, found {private}"
 
