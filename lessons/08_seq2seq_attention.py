@@ -291,7 +291,8 @@ print(f"{example[0]!r} -> {''.join(written)!r}")
 
 if plt:
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.imshow(alignment, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(alignment, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    fig.colorbar(image, ax=ax, label="attention weight")
     ax.set_xticks(range(len(example[0])))
     ax.set_xticklabels(list(example[0]))
     ax.set_yticks(range(len(written)))

@@ -131,7 +131,8 @@ class Run:
     def savefig(self, fig, filename):
         """Save a matplotlib figure as PNG in the output folder (and show it in a notebook), then close it."""
         path = self.path(filename)
-        fig.tight_layout()
+        if fig.get_layout_engine() is None:      # a figure made with layout="constrained" keeps its own
+            fig.tight_layout()
         fig.savefig(path, dpi=110)
         self._pyplot.close(fig)
         if self.notebook:
