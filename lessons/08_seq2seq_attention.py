@@ -49,6 +49,12 @@
 # This is Luong's arrangement (attention *after* the GRU step, on s_t);
 # Bahdanau's original attends with s_{t-1} and feeds c_t *into* the GRU step.
 # Dive into Deep Learning's `Seq2SeqAttentionDecoder` follows Bahdanau.
+#
+# **Read the code.**  The encoder-decoder: `minigrad/models/rnn.py`
+# (`Seq2Seq`); the score functions (dot, bilinear, MLP):
+# `minigrad/nn/attention.py`; the attention maths with its backward:
+# `minigrad/functions/attention.py`; greedy and beam search:
+# `minigrad/decoding.py`; BLEU: `minigrad/metrics.py`.
 
 # %%
 import time

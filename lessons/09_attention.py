@@ -37,6 +37,11 @@
 # Masks are boolean and True means "may NOT attend" (PyTorch's convention; some
 # texts, e.g. Dive into Deep Learning's `valid_lens`, describe the keys that *may*
 # be attended instead).
+#
+# **Read the code.**  Scaled dot-product attention, forward and backward:
+# `minigrad/functions/attention.py`; multi-head attention and the score
+# functions: `minigrad/nn/attention.py`; padding and causal masks:
+# `minigrad/masks.py`.
 
 # %%
 import math

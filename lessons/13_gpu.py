@@ -34,6 +34,10 @@
 # **The training.**  The same step loop as lessons 7 and 12: a small
 # language model (an LSTM, then a Transformer) predicting the next character
 # of the default corpus, `loss = cross_entropy(logits (N·T, V), targets (N·T,))`.
+#
+# **Read the code.**  How each array finds its device (NumPy or CuPy):
+# `minigrad/backend.py`; moving tensors between devices:
+# `minigrad/functions/device.py`.
 
 # %%
 import sys
