@@ -116,3 +116,14 @@ def test_lesson_runs_as_a_notebook(executed, stem):
     assert tables, f"{stem} rendered no table"
     assert (output / "results.md").exists()
     print(f"{stem}.ipynb: {seconds:.1f} s")
+
+
+def test_progress_updates_one_line_in_place(executed):
+    """Lesson 0's training loop logs 10 times; the notebook keeps one line, updated to the last step."""
+    notebook, error, _, _ = executed["00_autograd"]
+    assert error is None
+    progress = [o["data"]["text/plain"] for o in _outputs(notebook)
+                if o.get("output_type") == "display_data" and o.get("data", {}).get("text/plain", "").startswith("step")]
+    assert len(progress) == 1 and progress[0].startswith("step 300/300"), progress
+    streamed = "".join(o.get("text", "") for o in _outputs(notebook))
+    assert "step  30/300" not in streamed
