@@ -41,7 +41,7 @@
 # **Read the code.**  Scaled dot-product attention, forward and backward:
 # `minigrad/functions/attention.py`; multi-head attention and the score
 # functions: `minigrad/nn/attention.py`; padding and causal masks:
-# `minigrad/masks.py`.
+# `minigrad/attention.py`.
 
 # %%
 import math
@@ -84,8 +84,8 @@ print("scores :", scores.numpy()[0])
 print("weights:", weights.numpy()[0])
 print("output :", output.numpy()[0], " (the second value is [0, 10, 0])")
 
-same = attention.scaled_dot_product_attention(query, keys, values)
-print("minigrad.attention.scaled_dot_product_attention gives the same:", same.numpy()[0])
+same = F.scaled_dot_product_attention(query, keys, values)
+print("F.scaled_dot_product_attention gives the same:", same.numpy()[0])
 
 # %% [markdown]
 # **Hard attention** takes the argmax instead: exactly the second value, but
@@ -193,7 +193,7 @@ out, head_weights = mha(x, x, x)                                             # s
 q = attention.split_heads(mha.q_proj(x), heads)                              # (N, H, T, E/H)
 k = attention.split_heads(mha.k_proj(x), heads)
 v = attention.split_heads(mha.v_proj(x), heads)
-by_hand = mha.out_proj(attention.merge_heads(attention.scaled_dot_product_attention(q, k, v)))
+by_hand = mha.out_proj(attention.merge_heads(F.scaled_dot_product_attention(q, k, v)))
 print(f"weights per head {head_weights.shape}; parameters {mha.num_parameters()} = 4 E^2 + 4 E = {4 * E * E + 4 * E}")
 run.check(np.abs(by_hand.numpy() - out.numpy()).max() < 1e-5, "MultiheadAttention = split heads, attend, merge, project")
 
