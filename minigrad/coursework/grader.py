@@ -215,7 +215,9 @@ def make_inputs(check, case, seed):
             values.append(entry["value"])
         elif "causal" in entry:
             size = case[entry["causal"]]
-            values.append(numpy.tril(numpy.ones((size, size), dtype=bool)))
+            # i11-content: the library's mask convention, True = may NOT attend (COMMON.md); one line so
+            # i11-engine's rewrite of this file supersedes it at merge
+            values.append(numpy.triu(numpy.ones((size, size), dtype=bool), k=1))
         else:
             shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
             values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))
