@@ -5,7 +5,7 @@
 
 The package reads like the course: backend (where arrays live), autograd
 (the graph and the chain rule), tensor, functions/ (every primitive's forward
-and backward), gradcheck, nn/ (layers), functional (F), optim, serialization.
+and backward), finite_differences and gradient_check (gradcheck), nn/ (layers), functional (F), optim, serialization.
 """
 from . import backend
 from .autograd import enable_grad, is_grad_enabled, no_grad
@@ -15,7 +15,7 @@ from .tensor import (
     int32, int64, long, ones, ones_like, rand, randint, randn, set_default_dtype, split, stack,
     tensor, where, zeros, zeros_like,
 )
-from .gradcheck import gradcheck  # minigrad.gradcheck(...) and minigrad.gradcheck.check_module(...)
+from .gradient_check import check_module, gradcheck
 from . import functional
 from . import nn
 from . import optim

@@ -13,7 +13,7 @@ from minigrad.attention import causal_mask, combine_masks, key_padding_to_4d, me
 from minigrad.functions import attention as attention_function
 from minigrad.functions.attention import ScaledDotProductAttention
 from minigrad.functions.gelu import erf
-from minigrad.gradcheck import GradcheckError, check_module, gradcheck
+from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 
 
 def randn(*shape, device="cpu", requires_grad=True):
