@@ -235,6 +235,8 @@ def make_assignment(source, out, solutions=False, force=False):
     (then the files written replace those of the same name; nothing else is touched).
     Returns the list of written paths, sorted.
     """
+    if os.path.isdir(out) and os.path.samefile(out, source):
+        raise FileExistsError(f"{out} is the assignment's own folder: write the student version somewhere else")
     if os.path.isdir(out) and os.listdir(out) and not force:
         raise FileExistsError(f"{out} already exists and is not empty: minigrad assignment make does not "
                               "overwrite it. Choose a new folder, or pass --force (force=True) to replace "
