@@ -214,3 +214,15 @@ def test_assignment_new_scaffolds_a_private_assignment_that_make_and_check_accep
         run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", version,
                               version], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert expected in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("assignment", list_assignments(), ids=lambda a: a.name)
+def test_student_readmes_say_practice_set_and_the_mask_convention(assignment):
+    with open(os.path.join(assignment.path, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert "**A practice set.**" in readme
+    if any("causal" in entry for check in assignment.checks for entry in check["inputs"]):
+        assert "True = may not attend" in readme
+    if assignment.name == "rnn":      # the layout table: this assignment and minigrad vs CS231n
+        assert "| input weights | `w_ih (G·H, D)` | `w_ih (G·H, D)` | `Wx (D, G·H)` = `w_ih.T` |" in readme
+        assert "`x (T, N, D)`" in readme and "`prev_h`" in readme
