@@ -122,7 +122,7 @@ def grade(submission, assignment, only=None, time_limit=10.0, memory_mb=1024):
             "max_rel_error": outcome.get("max_rel_error"), "worst": outcome.get("worst", ""),
             "message": outcome.get("message", ""),
             # i11-content: hints in levels (hints.py); i11-engine's rewrite of this file supersedes it at merge
-            "hint": "" if outcome["passed"] else "\n".join(hints_for(
+            "hint": "" if outcome["passed"] or "but float64 is expected" in outcome.get("message", "") else "\n".join(hints_for(
                 assignment.spec, check,
                 "not implemented" if "not implemented yet" in outcome.get("message", "") else "failed")),
         })

@@ -162,6 +162,7 @@ def _library_source(imports, filename, number, present):
             needed.add(name)
             todo += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
         used = {n.id for name in needed for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)}
+        imports = []
         for node in tree.body:          # the library's imports the copied code uses, made absolute
             if isinstance(node, ast.ImportFrom):
                 source = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
@@ -173,10 +174,11 @@ def _library_source(imports, filename, number, present):
                 line = "import " + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names)
             else:
                 continue
-            if names and line not in present and line not in out:
-                out.append(line)
+            if names and line not in present and line not in imports:
+                imports.append(line)
         relative = os.path.relpath(path, os.path.dirname(os.path.dirname(library_path("minigrad"))))
         out += ["", "", f"# ----- from {relative.replace(os.sep, '/')}, minigrad's own code (the same file the library runs)"]
+        out += imports
         for node in tree.body:
             if getattr(node, "name", None) in needed:
                 start = min([node.lineno] + [d.lineno for d in node.decorator_list])
@@ -198,6 +200,8 @@ def expand_library(text, filename="<text>"):
             if BEGIN_LIBRARY.match(line):
                 raise MarkerError(f"{filename}:{number}: a LIBRARY block starts inside the one of line {block[0]}")
             if END_LIBRARY.match(line):
+                while out and not out[-1].strip():
+                    out.pop()
                 out += _library_source("\n".join(block[1]), filename, block[0], present)
                 block = None
             else:
