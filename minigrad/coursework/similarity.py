@@ -179,7 +179,7 @@ def reference_flags(source, assignment):
     one function's, is flagged, naming the functions.  Imports of minigrad
     modules the handed-out file does not import are flagged too.
     """
-    from .grader import list_assignments, load_assignment
+    from . import list_assignments, load_assignment
     from .make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
