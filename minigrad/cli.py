@@ -19,6 +19,8 @@ def _list(args):
     for assignment in list_assignments():
         checks = ", ".join(c["name"] for c in assignment.checks)
         print(f"{assignment.name:<12} {assignment.title}\n{'':<12} file: {assignment.module}; checks: {checks}")
+    print("\nThese are practice sets: their references ship with minigrad. For graded work, "
+          "`minigrad assignment new NAME DIR` scaffolds a private assignment in a folder of your own.")
     return 0
 
 

@@ -112,6 +112,7 @@ def test_cli_lists_and_makes(tmp_path, capsys):
     listing = capsys.readouterr().out
     for name in ("primitives", "rnn", "lstm_gru", "attention", "transformer"):
         assert re.search(rf"^{name}\s", listing, re.M)
+    assert "These are practice sets" in listing and "minigrad assignment new NAME DIR" in listing
     assert main(["assignment", "make", "rnn", str(tmp_path / "hw")]) == 0
     assert (tmp_path / "hw" / "rnn.py").exists() and not (tmp_path / "hw" / "checks.json").exists()
     assert main(["assignment", "make", "nope", str(tmp_path / "x")]) == 2
@@ -174,12 +175,17 @@ def test_rnn_and_lstm_gru_are_built_from_the_library_s_own_step_functions(name, 
 def test_library_blocks_are_checked():
     with pytest.raises(MarkerError, match="holds only 'from minigrad"):
         expand_library("# BEGIN LIBRARY\nimport os\n# END LIBRARY\n", "a.py")
-    with pytest.raises(MarkerError, match="defines no function or class 'nope'"):
+    with pytest.raises(MarkerError, match="defines no function, class or constant 'nope'"):
         expand_library("# BEGIN LIBRARY\nfrom minigrad.functions.rnn_steps import nope\n# END LIBRARY\n", "a.py")
     with pytest.raises(MarkerError, match="never closed"):
         expand_library("# BEGIN LIBRARY\nfrom minigrad.functions.rnn_steps import sigmoid\n", "a.py")
     text = expand_library("# BEGIN LIBRARY\nfrom minigrad.functions.rnn_steps import rnn_step_backward\n# END LIBRARY\n")
     assert "def _weight_grads(" in text and "def rnn_step_backward(" in text and "def lstm_step_forward(" not in text
+    text = expand_library("# BEGIN LIBRARY\nfrom minigrad.finite_differences import relative_error\n# END LIBRARY\n")
+    assert "import numpy" in text and "\nTINY = " in text and "def relative_error(" in text   # constants it uses
+    namespace = {}
+    exec(compile(text, "expanded.py", "exec"), namespace)
+    assert namespace["relative_error"](2.0, 1.0) == 0.5
 
 
 # ----------------------------------------------------------------------------- private assignments: assignment new

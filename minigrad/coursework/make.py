@@ -150,15 +150,21 @@ def _library_source(imports, filename, number, present):
         lines = text.splitlines()
         tree = ast.parse(text)
         package = statement.module.rpartition(".")[0]
-        definitions = {node.name: node for node in tree.body
-                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        definitions = {}      # name -> the top-level statement that defines it (def, class, or NAME = ...)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                definitions[node.name] = node
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                definitions.update((t.id, node) for t in targets if isinstance(t, ast.Name))
         needed, todo = set(), [alias.name for alias in statement.names]
         while todo:
             name = todo.pop()
             if name in needed:
                 continue
             if name not in definitions:
-                raise MarkerError(f"{filename}:{number}: {statement.module} defines no function or class {name!r}")
+                raise MarkerError(f"{filename}:{number}: {statement.module} defines no function, class or "
+                                  f"constant {name!r} at its top level")
             needed.add(name)
             todo += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
         used = {n.id for name in needed for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)}
@@ -179,9 +185,10 @@ def _library_source(imports, filename, number, present):
         relative = os.path.relpath(path, os.path.dirname(os.path.dirname(library_path("minigrad"))))
         out += ["", "", f"# ----- from {relative.replace(os.sep, '/')}, minigrad's own code (the same file the library runs)"]
         out += imports
+        copied = {id(definitions[name]) for name in needed}
         for node in tree.body:
-            if getattr(node, "name", None) in needed:
-                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if id(node) in copied:
+                start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
                 end = node.end_lineno      # the body's last statement; a closing "# END SOLUTION" may follow
                 while end < len(lines) and lines[end].strip().startswith("#") \
                         and len(lines[end]) - len(lines[end].lstrip()) > node.col_offset:
