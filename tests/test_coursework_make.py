@@ -232,3 +232,24 @@ def test_student_readmes_say_practice_set_and_the_mask_convention(assignment):
     if assignment.name == "rnn":      # the layout table: this assignment and minigrad vs CS231n
         assert "| input weights | `w_ih (G·H, D)` | `w_ih (G·H, D)` | `Wx (D, G·H)` = `w_ih.T` |" in readme
         assert "`x (T, N, D)`" in readme and "`prev_h`" in readme
+
+
+def test_the_rnn_assignment_computes_what_minigrad_s_nn_rnn_computes():
+    """The homework's sequence functions and the library's layer: same layout, same numbers."""
+    import importlib.util
+
+    import numpy as np
+
+    import minigrad
+    assignment = load_assignment("rnn")
+    spec = importlib.util.spec_from_file_location("reference_rnn_sequence", assignment.reference)
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    T, N, D, H = 4, 2, 3, 5
+    layer = minigrad.nn.RNN(D, H).double()
+    x = np.random.default_rng(0).standard_normal((T, N, D))
+    h0 = np.random.default_rng(1).standard_normal((N, H))
+    weights = [p.data for p in (layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0)]
+    h, _ = reference.rnn_forward(x, h0, *weights)
+    output, _ = layer(minigrad.tensor(x), minigrad.tensor(h0[None]))
+    assert np.allclose(h, output.numpy(), atol=1e-12)
