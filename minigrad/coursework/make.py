@@ -130,11 +130,56 @@ def library_path(module):
     return spec.origin
 
 
+def _top_level_definitions(tree):
+    """{name: the top-level statement that defines it}: def, class, or NAME = ... (a constant)."""
+    definitions = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definitions[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            definitions.update((t.id, node) for t in targets if isinstance(t, ast.Name))
+    return definitions
+
+
+def _closure(definitions, names, where):
+    """``names`` and every top-level definition they use, transitively (a set of names)."""
+    needed, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        if name not in definitions:
+            raise MarkerError(f"{where} defines no function, class or constant {name!r} at its top level")
+        needed.add(name)
+        todo += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
+    return needed
+
+
+def _imports_used(tree, package, used):
+    """The module's import lines that bind a name in ``used``, made absolute ("from .. import backend" ->
+    "from minigrad import backend"), keeping only those names."""
+    lines = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            source = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            names = [a for a in node.names if (a.asname or a.name) in used]
+            line = f"from {source} import "
+        elif isinstance(node, ast.Import):
+            names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
+            line = "import "
+        else:
+            continue
+        if names:
+            lines.append(line + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names))
+    return lines
+
+
 def _library_source(imports, filename, number, present):
     """The source of the definitions ``imports`` (``from minigrad.x import a, b`` lines) names.
 
-    Adds the module-level functions and classes those definitions use (transitively)
-    and the library's own imports they need, made absolute, unless already ``present``.
+    Adds the module-level functions, classes and constants those definitions use
+    (transitively) and the library's own imports they need, unless already ``present``.
     """
     try:
         statements = ast.parse(imports).body
@@ -147,44 +192,15 @@ def _library_source(imports, filename, number, present):
         path = library_path(statement.module)
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        lines = text.splitlines()
-        tree = ast.parse(text)
-        package = statement.module.rpartition(".")[0]
-        definitions = {}      # name -> the top-level statement that defines it (def, class, or NAME = ...)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                definitions[node.name] = node
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                definitions.update((t.id, node) for t in targets if isinstance(t, ast.Name))
-        needed, todo = set(), [alias.name for alias in statement.names]
-        while todo:
-            name = todo.pop()
-            if name in needed:
-                continue
-            if name not in definitions:
-                raise MarkerError(f"{filename}:{number}: {statement.module} defines no function, class or "
-                                  f"constant {name!r} at its top level")
-            needed.add(name)
-            todo += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
+        lines, tree = text.splitlines(), ast.parse(text)
+        definitions = _top_level_definitions(tree)
+        needed = _closure(definitions, [alias.name for alias in statement.names],
+                          f"{filename}:{number}: {statement.module}")
         used = {n.id for name in needed for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)}
-        imports = []
-        for node in tree.body:          # the library's imports the copied code uses, made absolute
-            if isinstance(node, ast.ImportFrom):
-                source = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
-                names = [a for a in node.names if (a.asname or a.name) in used]
-                line = f"from {source} import " + ", ".join(
-                    a.name + (f" as {a.asname}" if a.asname else "") for a in names)
-            elif isinstance(node, ast.Import):
-                names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
-                line = "import " + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names)
-            else:
-                continue
-            if names and line not in present and line not in imports:
-                imports.append(line)
+        package = statement.module.rpartition(".")[0]
         relative = os.path.relpath(path, os.path.dirname(os.path.dirname(library_path("minigrad"))))
         out += ["", "", f"# ----- from {relative.replace(os.sep, '/')}, minigrad's own code (the same file the library runs)"]
-        out += imports
+        out += [line for line in _imports_used(tree, package, used) if line not in present and line not in out]
         copied = {id(definitions[name]) for name in needed}
         for node in tree.body:
             if id(node) in copied:
