@@ -7,7 +7,8 @@ autograd is involved: every derivative is written out by hand.
 
 The layouts a student meets (one table, so they cannot drift apart):
 
-                    assignments (CS231n style)     library: here, functions/, nn/ (PyTorch's)
+                    CS231n's assignment 3          minigrad (PyTorch's): here, functions/, nn/,
+                                                   and the rnn and lstm_gru assignments
     weights         Wx (D, G*H), Wh (H, G*H)       w_ih (G*H, D), w_hh (G*H, H)      Wx == w_ih.T
     biases          b (G*H,); GRU bx, bh           b_ih, b_hh (G*H,)                 b == b_ih + b_hh
     pre-activation  x @ Wx + prev_h @ Wh + b       x @ w_ih.T + b_ih + h_prev @ w_hh.T + b_hh
