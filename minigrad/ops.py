@@ -162,8 +162,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return input.topk(k, dim, largest, sorted)
 
 
-def sort(input, dim=-1, descending=False, stable=False):
-    return input.sort(dim, descending, stable)
+def sort(input, dim=-1, descending=False, *, stable=False):
+    return input.sort(dim, descending, stable=stable)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):

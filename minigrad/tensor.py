@@ -588,7 +588,7 @@ class Tensor:
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=largest, k=k))
         return return_types.topk(self.gather(dim, indices), indices)
 
-    def sort(self, dim=-1, descending=False, stable=False):
+    def sort(self, dim=-1, descending=False, *, stable=False):
         """(values, indices) sorted along dim (stable: equal values keep their order)."""
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=descending))
         return return_types.sort(self.gather(dim, indices), indices)
