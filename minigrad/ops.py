@@ -166,8 +166,8 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     return input.sort(dim, descending, stable=stable)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return input.argsort(dim, descending, stable)
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return input.argsort(dim, descending, stable=stable)
 
 
 # ------------------------------------------------------------------ linear algebra

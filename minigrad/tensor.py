@@ -593,7 +593,7 @@ class Tensor:
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=descending))
         return return_types.sort(self.gather(dim, indices), indices)
 
-    def argsort(self, dim=-1, descending=False, stable=False):
+    def argsort(self, dim=-1, descending=False, *, stable=False):
         return Tensor._from_array(sort_indices(self.data, dim, descending=descending))
 
     def amin(self, dim=None, keepdim=False):

@@ -121,7 +121,7 @@ def test_parity_with_pytorch(device, name, dtype):
 def _indices(L, t, with_ties):
     """Indices torch defines at ties too (max/min: the first; a stable sort), and topk's when values are distinct."""
     defined = [L.max(t, 1).indices, t.min(dim=1).indices, L.argmax(t, 1), L.argmin(t, 0),
-               L.sort(t, dim=1, descending=True, stable=True)[1], L.argsort(t, 0, stable=True)]
+               L.sort(t, dim=1, descending=True, stable=True)[1], L.argsort(t, dim=0, stable=True)]
     if with_ties:
         return defined
     return defined + [t.topk(2).indices, t.topk(2, dim=0, largest=False).indices, L.sort(t, 1)[1]]
