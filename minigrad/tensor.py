@@ -540,6 +540,9 @@ class Tensor:
     def cos(self):
         return fn.Cos.apply(self)
 
+    def __abs__(self):
+        return fn.Abs.apply(self)
+
     def rsqrt(self):
         return fn.Pow.apply(self, -0.5)
 

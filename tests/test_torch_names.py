@@ -1,0 +1,356 @@
+"""The names PyTorch programs use, with torch's meaning (issue 13): modules and aliases, devices,
+dtypes, factories, sampling, containers, losses and activations as layers, and the names
+minigrad leaves out on purpose (an AttributeError that says what to use)."""
+import importlib
+import sys
+import types
+import warnings
+
+import numpy
+import pytest
+
+import minigrad
+from minigrad import nn
+
+torch = pytest.importorskip("torch")
+
+
+# ---------------------------------------------------------------------------- modules and aliases
+
+def test_nn_functional_is_the_functional_module():
+    import minigrad.nn.functional as F1
+    from minigrad.nn import functional as F2
+    assert F1 is F2 is minigrad.functional is importlib.import_module("minigrad.nn.functional")
+
+
+@pytest.mark.parametrize("name", ["float", "double", "half", "long", "int", "short", "bool", "uint8", "int8",
+                                  "int16", "int32", "int64", "float16", "float32", "float64"])
+def test_dtype_aliases_name_torchs_dtypes(name):
+    assert str(getattr(minigrad, name)) == str(getattr(torch, name)).replace("torch.", "")
+    assert minigrad.zeros(2, dtype=getattr(minigrad, name)).dtype == getattr(minigrad, name)
+
+
+def test_builtins_are_not_shadowed_inside_the_package():
+    assert minigrad.tensor([1.5]).float().dtype == minigrad.float32 and float(minigrad.tensor(2.5)) == 2.5
+    assert int(minigrad.tensor(3)) == 3 and bool(minigrad.tensor(True)) is True
+
+
+def test_return_types_are_named_tuples():
+    x = minigrad.tensor([[1.0, 5.0, 3.0]])
+    values, indices = x.max(1)
+    assert x.max(dim=1).values.tolist() == values.tolist() == [5.0] and indices.tolist() == [1]
+    assert type(x.topk(2)).__name__ == "topk" and x.topk(2).indices.tolist() == [[1, 2]]
+    assert x.min(1)._fields == ("values", "indices") and x.sort().values.tolist() == [[1.0, 3.0, 5.0]]
+
+
+# ---------------------------------------------------------------------------- devices and cuda
+
+def test_device_is_a_name_with_type_and_index():
+    cpu, gpu = minigrad.device("cpu"), minigrad.device("cuda", 0)
+    assert cpu == "cpu" and cpu.type == "cpu" and cpu.index is None and repr(cpu) == repr(torch.device("cpu"))
+    assert gpu == "cuda:0" == minigrad.device("cuda:0") and gpu.type == "cuda" and gpu.index == 0
+    assert repr(gpu) == repr(torch.device("cuda", 0)) and str(gpu) == str(torch.device("cuda:0"))
+    assert minigrad.device(cpu) == cpu and {cpu: 1}["cpu"] == 1
+    for bad in ("tpu", "cuda:x"):
+        with pytest.raises(ValueError, match="device"):
+            minigrad.device(bad)
+    with pytest.raises(ValueError, match="twice"):
+        minigrad.device("cuda:0", 1)
+
+
+def test_device_objects_go_wherever_device_names_do(device):
+    where = minigrad.device(device)
+    x = minigrad.ones(2, 3, device=where)
+    assert x.device == device and x.device.type == device and isinstance(x.device, minigrad.device)
+    assert minigrad.tensor([1.0], device=where).device == device
+    assert x.to(minigrad.device("cpu")).device == "cpu"
+    layer = nn.Linear(3, 2).to(where)
+    assert layer(x).device == device
+    assert minigrad.arange(3, device=x.device).device == device        # nanoGPT's torch.arange(t, device=idx.device)
+
+
+def test_cuda_is_available_only_with_cupy_and_a_gpu(monkeypatch):
+    def fake_cupy(count):
+        runtime = types.SimpleNamespace(getDeviceCount=count)
+        return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
+
+    def no_gpu():
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+
+    monkeypatch.setitem(sys.modules, "cupy", None)               # import cupy -> ImportError
+    assert minigrad.cuda.is_available() is False and minigrad.cuda.device_count() == 0
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(no_gpu))
+    assert minigrad.cuda.is_available() is False
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(lambda: 0))
+    assert minigrad.cuda.is_available() is False
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(lambda: 2))
+    assert minigrad.cuda.is_available() is True and minigrad.cuda.device_count() == 2
+
+
+def test_cuda_manual_seed_seeds_every_draw():
+    minigrad.cuda.manual_seed(3)
+    a = minigrad.randn(4)
+    minigrad.cuda.manual_seed_all(3)
+    assert minigrad.randn(4).tolist() == a.tolist()
+
+
+# ---------------------------------------------------------------------------- factories and sampling
+
+def test_randint_takes_torchs_two_forms(device):
+    minigrad.manual_seed(0)
+    a = minigrad.randint(5, (200,), device=device)
+    b = minigrad.randint(3, 6, size=(2, 3), dtype=minigrad.int32, device=device)
+    assert a.dtype == minigrad.long and 0 <= int(a.data.min()) and int(a.data.max()) == 4
+    assert b.dtype == minigrad.int32 and b.shape == (2, 3) and 3 <= int(b.data.min()) and int(b.data.max()) <= 5
+
+
+def test_new_factories_match_torch(device):
+    for ours, theirs in [(minigrad.linspace(-1, 2, 7, device=device), torch.linspace(-1, 2, 7)),
+                         (minigrad.eye(3, device=device), torch.eye(3)),
+                         (minigrad.eye(2, 4, dtype=minigrad.double, device=device), torch.eye(2, 4, dtype=torch.double))]:
+        assert ours.device == device and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        numpy.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-7)
+    x = minigrad.ones(2, 3, dtype=minigrad.float64, device=device)
+    for like in (minigrad.zeros_like(x), minigrad.full_like(x, 7), minigrad.empty_like(x), minigrad.rand_like(x),
+                 minigrad.randn_like(x), minigrad.randint_like(x, 5)):
+        assert like.shape == (2, 3) and like.dtype == minigrad.float64 and like.device == device
+    assert minigrad.full_like(x, 7).tolist() == [[7.0] * 3] * 2
+    assert minigrad.randn_like(x, dtype=minigrad.float32).dtype == minigrad.float32
+
+
+def test_randperm_and_from_numpy(device):
+    minigrad.manual_seed(1)
+    order = minigrad.randperm(10, device=device)
+    assert sorted(order.tolist()) == list(range(10)) and order.dtype == minigrad.long and order.device == device
+    minigrad.manual_seed(1)
+    assert minigrad.randperm(10, device=device).tolist() == order.tolist()
+    array = numpy.arange(6, dtype=numpy.int32).reshape(2, 3)
+    t = minigrad.from_numpy(array)
+    assert t.dtype == minigrad.int32 and t.tolist() == array.tolist()
+    array[0, 0] = 99                                   # a copy, not shared memory (see TORCH_DIFFERENCES.md)
+    assert t.tolist()[0][0] == 0
+
+
+def test_new_tensor_methods_keep_dtype_and_device(device):
+    x = minigrad.ones(2, dtype=minigrad.float64, device=device)
+    for made, shape in [(x.new_zeros((3, 2)), (3, 2)), (x.new_ones(3, 2), (3, 2)), (x.new_full((2,), 5.0), (2,)),
+                        (x.new_empty(4), (4,)), (x.new_tensor([1, 2]), (2,))]:
+        assert made.shape == shape and made.dtype == minigrad.float64 and made.device == device
+        assert not made.requires_grad
+    assert x.new_zeros(2, dtype=minigrad.long).dtype == minigrad.long
+    assert x.new_tensor([1.5], requires_grad=True).requires_grad
+    # torch's word_language_model: weight.new_zeros((nlayers, bsz, nhid))
+    assert x.new_zeros((2, 3, 4)).tolist() == torch.zeros(2, 3, 4, dtype=torch.float64).tolist()
+
+
+def test_small_tensor_methods(device):
+    x = minigrad.arange(6, device=device).reshape(2, 3)
+    assert x.contiguous() is x and x.size(1) == 3 and x.size(-2) == 2 and x.size() == (2, 3)
+    assert not x.is_floating_point() and x.float().is_floating_point()
+    assert x.type_as(minigrad.ones(1, dtype=minigrad.float64)).dtype == minigrad.float64
+    assert x.t().shape == (3, 2) and x.half().dtype == minigrad.float16
+    assert x.eq(x).all().item() and not x.ne(x).any().item() and x.lt(3).tolist() == (x < 3).tolist()
+    assert x.ge(3).tolist() == [[False] * 3, [True] * 3] and x.gt(4).sum().item() == 1 and x.le(0).sum().item() == 1
+    assert minigrad.numel(x) == 6 and minigrad.is_tensor(x) and not minigrad.is_tensor(x.numpy())
+    with pytest.raises(ValueError, match="transpose"):
+        minigrad.zeros(2, 2, 2).t()
+    with pytest.raises(ValueError, match=r"bmm: expected \(b, n, m\) and \(b, m, p\)"):
+        minigrad.bmm(minigrad.zeros(2, 3, 4), minigrad.zeros(3, 4, 5))
+    with pytest.raises(ValueError, match="tril: needs at least 2 dimensions"):
+        minigrad.tril(minigrad.zeros(3))
+    with pytest.raises(ValueError, match="topk: k=4 is out of range"):
+        minigrad.zeros(3).topk(4)
+    with pytest.raises(TypeError, match=r"minigrad.where\(a >= b, a, b\)"):
+        minigrad.max(x, x)
+
+
+def test_tril_of_ones_is_the_causal_buffer_of_mingpt(device):
+    mask = minigrad.tril(minigrad.ones(4, 4, device=device)).view(1, 1, 4, 4)
+    scores = minigrad.zeros(1, 1, 4, 4, device=device).masked_fill(mask[:, :, :4, :4] == 0, float("-inf"))
+    reference = torch.zeros(1, 1, 4, 4).masked_fill(torch.tril(torch.ones(4, 4)).view(1, 1, 4, 4) == 0, float("-inf"))
+    assert scores.softmax(-1).tolist() == reference.softmax(-1).tolist()
+    assert minigrad.triu(minigrad.ones(3, 3, dtype=minigrad.uint8), diagonal=1).tolist() == \
+        torch.triu(torch.ones(3, 3, dtype=torch.uint8), diagonal=1).tolist()
+
+
+def test_multinomial_draws_follow_the_weights_and_the_seed(device):
+    weights = minigrad.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 2.0, 0.0]], dtype=minigrad.float64, device=device)
+    minigrad.manual_seed(5)
+    draws = minigrad.multinomial(weights, 20000, replacement=True)
+    assert draws.shape == (2, 20000) and draws.dtype == minigrad.long and draws.device == device
+    counts = numpy.stack([numpy.bincount(row, minlength=4) for row in draws.numpy()]) / 20000
+    numpy.testing.assert_allclose(counts, [[0.1, 0.0, 0.6, 0.3], [0.25, 0.25, 0.5, 0.0]], atol=0.015)
+    minigrad.manual_seed(5)
+    assert weights.multinomial(20000, replacement=True).tolist() == draws.tolist()     # same seed, same draws
+    one = minigrad.tensor([0.2, 0.5, 0.3], device=device).multinomial(1)                # nanoGPT: multinomial(probs, 1)
+    assert one.shape == (1,)
+    distinct = minigrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0], device=device).multinomial(5)
+    assert sorted(distinct.tolist()) == [0, 1, 2, 3, 4]                                  # without replacement
+    with pytest.raises(ValueError, match="without replacement"):
+        weights.multinomial(4)                                   # only 3 non-zero weights per row
+    with pytest.raises(ValueError, match="non-negative"):
+        minigrad.tensor([0.5, -0.1]).multinomial(1)
+
+
+# ---------------------------------------------------------------------------- functional
+
+def test_one_hot_is_int64_and_infers_the_class_count():
+    ids = minigrad.tensor([0, 2, 1])
+    assert minigrad.functional.one_hot(ids).tolist() == torch.nn.functional.one_hot(torch.tensor([0, 2, 1])).tolist()
+    assert minigrad.functional.one_hot(ids, 4).dtype == minigrad.long
+    with pytest.raises(ValueError, match="0..1"):
+        minigrad.functional.one_hot(ids, 2)
+
+
+def test_softmax_without_dim_uses_torchs_legacy_choice_and_warns():
+    x = numpy.random.default_rng(0).standard_normal((2, 3, 4))
+    for F, T in ((minigrad.functional.softmax, torch.nn.functional.softmax),
+                 (minigrad.functional.log_softmax, torch.nn.functional.log_softmax)):
+        for array in (x, x[0], x[0, 0]):
+            with pytest.warns(UserWarning, match="implicit dimension"):
+                ours = F(minigrad.tensor(array))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = T(torch.tensor(array))
+            numpy.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_losses_take_torchs_argument_order_and_refuse_what_they_lack():
+    F = minigrad.functional
+    z, t = minigrad.randn(4, 3, dtype=minigrad.float64), minigrad.tensor([0, 2, 1, 2])
+    assert F.cross_entropy(z, t, None, None, 2).item() == pytest.approx(F.cross_entropy(z, t, ignore_index=2).item())
+    with pytest.raises(NotImplementedError, match="weight= is not implemented"):
+        F.cross_entropy(z, t, minigrad.ones(3))
+    with pytest.raises(NotImplementedError, match="weight= is not implemented"):
+        nn.NLLLoss(weight=minigrad.ones(3))
+    with pytest.raises(TypeError, match="size_average= is deprecated"):
+        nn.MSELoss(size_average=True)
+    with pytest.raises(NotImplementedError, match="pos_weight"):
+        F.binary_cross_entropy_with_logits(z, z.sigmoid(), pos_weight=minigrad.ones(3))
+    with pytest.raises(ValueError, match="reduction"):
+        nn.CrossEntropyLoss(reduction="average")
+    assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss(reduction='sum')"
+
+
+def test_inplace_options_are_refused_not_ignored():
+    for make in (lambda: nn.ReLU(inplace=True), lambda: nn.Dropout(0.1, inplace=True)):
+        with pytest.raises(NotImplementedError, match="inplace=True"):
+            make()
+    assert isinstance(nn.ReLU(False), nn.ReLU)
+
+
+def test_clip_grad_utilities_match_torch():
+    values = numpy.random.default_rng(0).standard_normal((3, 4)) * 3
+    ours, theirs = minigrad.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    ours.grad, theirs.grad = values.copy(), torch.tensor(values)
+    nn.utils.clip_grad_value_([ours], 1.5)
+    torch.nn.utils.clip_grad_value_([theirs], 1.5)
+    numpy.testing.assert_array_equal(ours.grad, theirs.grad.numpy())
+    assert nn.utils.clip_grad_norm_ is minigrad.optim.clip_grad_norm_
+
+
+# ---------------------------------------------------------------------------- grad modes
+
+def test_grad_modes():
+    w = minigrad.ones(2, requires_grad=True)
+
+    @minigrad.no_grad()
+    def decorated():
+        return w * 2
+
+    assert not decorated().requires_grad
+    with minigrad.inference_mode():
+        assert not (w * 2).requires_grad
+    with minigrad.inference_mode(False):
+        assert (w * 2).requires_grad
+    with minigrad.set_grad_enabled(False):
+        assert not minigrad.is_grad_enabled()
+    assert minigrad.is_grad_enabled()
+    minigrad.set_grad_enabled(False)               # the function form switches at once
+    try:
+        assert not (w * 2).requires_grad
+    finally:
+        minigrad.set_grad_enabled(True)
+    assert (w * 2).requires_grad
+
+
+# ---------------------------------------------------------------------------- containers and layers
+
+class Block(nn.Module):
+    def __init__(self, L):
+        super().__init__()
+        self.ln = L.nn.LayerNorm(3)
+        self.mlp = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.GELU(), L.nn.Linear(4, 3))
+
+
+class TinyGPT:
+    """minGPT's layout: a ModuleDict of embeddings, a ModuleList of blocks and a final LayerNorm."""
+
+    @staticmethod
+    def build(L, block):
+        model = L.nn.Module()
+        model.transformer = L.nn.ModuleDict(dict(
+            wte=L.nn.Embedding(5, 3), wpe=L.nn.Embedding(4, 3), drop=L.nn.Dropout(0.1),
+            h=L.nn.ModuleList([block(L) for _ in range(2)]), ln_f=L.nn.LayerNorm(3)))
+        model.lm_head = L.nn.Linear(3, 5, bias=False)
+        return model
+
+
+class TorchBlock(torch.nn.Module):
+    def __init__(self, L):
+        super().__init__()
+        self.ln = L.nn.LayerNorm(3)
+        self.mlp = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.GELU(), L.nn.Linear(4, 3))
+
+
+def test_module_dict_names_parameters_as_torch():
+    ours, theirs = TinyGPT.build(minigrad, Block), TinyGPT.build(torch, TorchBlock)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    blocks = ours.transformer
+    assert list(blocks.keys()) == ["wte", "wpe", "drop", "h", "ln_f"] and "h" in blocks and len(blocks) == 5
+    assert blocks["wte"] is blocks.wte and [k for k, _ in blocks.items()] == list(blocks)
+    assert blocks.pop("drop").p == 0.1 and "drop" not in blocks and not hasattr(blocks, "drop")
+    with pytest.raises(KeyError):
+        blocks["drop"]
+    with pytest.raises(TypeError, match="ModuleDict holds Modules"):
+        blocks["x"] = 3
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+
+
+def test_module_apply_visits_children_first_as_torch():
+    ours, theirs = TinyGPT.build(minigrad, Block), TinyGPT.build(torch, TorchBlock)
+    seen = {"ours": [], "theirs": []}
+    ours.apply(lambda m: seen["ours"].append(type(m).__name__))
+    theirs.apply(lambda m: seen["theirs"].append(type(m).__name__))
+    assert seen["ours"] == [name.replace("TorchBlock", "Block") for name in seen["theirs"]]
+
+    def init_weights(module):                  # minGPT's _init_weights
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+    assert ours.apply(init_weights) is ours
+    assert all(abs(b).sum().item() == 0 for n, b in ours.named_parameters() if n.endswith("mlp.0.bias"))
+
+
+# ---------------------------------------------------------------------------- what is left out, said so
+
+@pytest.mark.parametrize("module, name, advice", [
+    (minigrad, "compile", "call the model directly"), (minigrad, "einsum", "matmul"),
+    (minigrad, "bfloat16", "float16"), (minigrad, "autocast", "float32"), (minigrad, "utils", "minigrad.data"),
+    (nn, "Conv2d", "sequence models"), (nn, "BatchNorm1d", "nn.LayerNorm"), (nn, "LazyLinear", "in_features"),
+    (minigrad.functional, "conv1d", "convolutions"), (minigrad.functional, "batch_norm", "layer_norm"),
+])
+def test_deliberate_absences_explain_themselves(module, name, advice):
+    with pytest.raises(AttributeError, match=f"{name} is not in minigrad: .*{advice}"):
+        getattr(module, name)
+    assert not hasattr(module, name)
+
+
+def test_unknown_names_still_raise_the_plain_attribute_error():
+    for module in (minigrad, nn, minigrad.functional):
+        with pytest.raises(AttributeError, match=r"module '.*' has no attribute 'no_such_name'"):
+            module.no_such_name
+    from minigrad import optim  # noqa: F401  (submodules still import through the package __getattr__)
+
