@@ -224,6 +224,14 @@ def chunk(input, chunks, dim=0):
     return input.chunk(chunks, dim)
 
 
+def narrow(input, dim, start, length):
+    return input.narrow(dim, start, length)
+
+
+def nonzero(input):
+    return input.nonzero()
+
+
 def gather(input, dim, index):
     return input.gather(dim, index)
 

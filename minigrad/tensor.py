@@ -172,11 +172,18 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None):
-        """This tensor on ``device`` and/or as ``dtype``; itself if nothing changes.
+    def to(self, device=None, dtype=None, non_blocking=False, copy=False):
+        """This tensor on ``device`` and/or as ``dtype``; itself if nothing changes (a clone if copy=True).
 
         Moving between devices keeps the tensor in the graph (gradients flow back).
+        to(other) takes the device and dtype of the tensor ``other``; non_blocking is accepted
+        and has no effect (every copy completes before it returns).
         """
+        if isinstance(device, Tensor):
+            device, dtype = device.device, device.dtype
+        if copy:
+            moved = self.to(device, dtype)
+            return moved.clone() if moved is self else moved
         if isinstance(device, (numpy.dtype, type)) and dtype is None:
             device, dtype = None, device
         target = self.device if device is None else backend.normalize_device(device)
@@ -649,6 +656,20 @@ class Tensor:
 
     def multinomial(self, num_samples, replacement=False):
         return Tensor._from_array(multinomial_indices(self.data, num_samples, replacement))
+
+    def narrow(self, dim, start, length):
+        """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
+        dim = dim % self.ndim
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def nonzero(self):
+        """(n, ndim) int64 indices of the non-zero elements, in row-major order (no gradient)."""
+        xp = backend.array_module(self.data)
+        return Tensor._from_array(xp.stack(xp.nonzero(self.data), axis=-1).astype("int64"))
+
+    def pin_memory(self):
+        """Itself: there is no page-locked host memory in minigrad (torch uses it only for speed)."""
+        return self
 
     def contiguous(self):
         """Itself: minigrad arrays need no contiguous copy before view()."""

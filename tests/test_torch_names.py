@@ -354,3 +354,71 @@ def test_unknown_names_still_raise_the_plain_attribute_error():
             module.no_such_name
     from minigrad import optim  # noqa: F401  (submodules still import through the package __getattr__)
 
+
+
+# ---------------------------------------------------------------------------- beyond the list
+
+@pytest.mark.parametrize("make", [
+    lambda L, opt: L.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.5 ** step + step / 10),
+    lambda L, opt: L.optim.lr_scheduler.ExponentialLR(opt, gamma=0.8),
+    lambda L, opt: L.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10, eta_min=0.01),
+    lambda L, opt: L.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=6),
+    lambda L, opt: L.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5),
+])
+def test_lr_schedulers_match_torch(make):
+    rates = {}
+    for L in (minigrad, torch):
+        groups = [{"params": [L.zeros(2, requires_grad=True)]}, {"params": [L.zeros(1, requires_grad=True)], "lr": 0.3}]
+        optimizer = L.optim.SGD(groups, lr=0.1)
+        scheduler = make(L, optimizer)
+        rates[L.__name__] = []
+        for _ in range(25):
+            optimizer.step()
+            scheduler.step()
+            rates[L.__name__].append(scheduler.get_last_lr())
+    numpy.testing.assert_allclose(rates["minigrad"], rates["torch"], rtol=1e-12)
+
+
+def test_lambda_lr_state_dict_saves_without_the_function(tmp_path):
+    optimizer = minigrad.optim.SGD([minigrad.zeros(1, requires_grad=True)], lr=1.0)
+    scheduler = minigrad.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 / (step + 1))
+    scheduler.step()
+    minigrad.save({"scheduler": scheduler.state_dict()}, tmp_path / "s.npz")
+    assert minigrad.load(tmp_path / "s.npz")["scheduler"]["last_epoch"] == 1
+
+
+def test_pad_sequence_matches_torch():
+    lengths = [3, 1, 4]
+    arrays = [numpy.random.default_rng(n).standard_normal((n, 2)) for n in lengths]
+    ours = [minigrad.tensor(a, requires_grad=True) for a in arrays]
+    for batch_first in (False, True):
+        for side in ("right", "left"):
+            got = nn.utils.rnn.pad_sequence(ours, batch_first, -1.0, side)
+            expected = torch.nn.utils.rnn.pad_sequence([torch.tensor(a) for a in arrays], batch_first, -1.0, side)
+            numpy.testing.assert_array_equal(got.numpy(), expected.numpy())
+    nn.utils.rnn.pad_sequence(ours).sum().backward()
+    assert [o.grad.tolist() for o in ours] == [numpy.ones((n, 2)).tolist() for n in lengths]
+    with pytest.raises(AttributeError, match="lengths="):
+        nn.utils.rnn.pack_padded_sequence
+
+
+def test_narrow_nonzero_pin_memory_and_to_another_tensor(device):
+    data = minigrad.arange(12, device=device)
+    assert minigrad.narrow(data, 0, 2, 5).tolist() == torch.arange(12).narrow(0, 2, 5).tolist()  # word LM batchify
+    x = minigrad.tensor([[0.0, 1.5], [2.0, 0.0]], device=device)
+    assert x.nonzero().tolist() == torch.tensor([[0.0, 1.5], [2.0, 0.0]]).nonzero().tolist()
+    assert x.nonzero().dtype == minigrad.long and x.pin_memory() is x
+    assert x.to(device, non_blocking=True) is x                       # nanoGPT: x.pin_memory().to(device, non_blocking=True)
+    other = minigrad.zeros(1, dtype=minigrad.float64)
+    assert x.to(other).dtype == minigrad.float64 and x.to(other).device == "cpu"
+    copied = x.to(device, copy=True)
+    assert copied is not x and copied.tolist() == x.tolist()
+
+
+def test_modules_deep_copy_as_the_annotated_transformer_clones_layers():
+    import copy
+    layer = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(2)])
+    assert layers[0][0].weight is not layers[1][0].weight
+    assert layers[0][0].weight.tolist() == layer[0].weight.tolist()
+    assert len(list(layers.parameters())) == 4
