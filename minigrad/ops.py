@@ -128,6 +128,10 @@ def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return input.std(dim, unbiased, keepdim, correction=correction)
 
 
+def norm(input, p="fro", dim=None, keepdim=False):
+    return input.norm(p, dim, keepdim)
+
+
 def max(input, dim=None, keepdim=False):
     """max(x) -> the largest value;  max(x, dim) -> (values, indices)."""
     if isinstance(dim, Tensor):

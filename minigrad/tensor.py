@@ -633,6 +633,10 @@ class Tensor:
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
 
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
+        return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
+
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
         if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):

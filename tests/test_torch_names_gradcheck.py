@@ -121,6 +121,14 @@ def test_l1_kl_div(device, shape, seed):
     check(lambda a, t: F.kl_div(a, t, reduction="sum", log_target=True), a, b)
 
 
+@pytest.mark.parametrize("p", [2, 1, 3, float("inf"), "fro"])
+@given(shape=shapes(min_dims=1, min_side=1), data=st.data(), seed=seeds, keepdim=st.booleans())
+def test_norm(device, p, shape, data, seed, keepdim):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1) | st.none())
+    a = distinct(shape, device, seed) if p == float("inf") else away_from_zero(shape, device, seed)
+    check(lambda a: a.norm(p, dim=dim, keepdim=keepdim), a)
+
+
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "square"])
 def test_module_level_elementwise_equals_the_method(device, name):
     a = away_from_zero((2, 3), device, 0, positive=True)

@@ -60,6 +60,10 @@ CASES = {
     "shape_functions": ([normal(2, 3, 4)], [], lambda L, a: (
         L.reshape(a, (4, 6)), L.flatten(a, 1), L.permute(a, (2, 0, 1)), L.transpose(a, 0, 2), L.t(a[0]),
         L.squeeze(L.unsqueeze(a, 1), 1), L.chunk(a, 2, 2)[1], a[1].t())),
+    "norm": ([normal(3, 4)], [], lambda L, a: (L.norm(a), a.norm(2, dim=-1, keepdim=True), a.norm(1, dim=0),
+                                               a.norm(3, dim=(0, 1)), a.norm(float("inf"), dim=1))),
+    "norm_of_zeros_and_ties": ([lambda rng: numpy.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]])], [],
+                               lambda L, a: (a.norm(dim=1), a.norm(1, dim=1), a.norm(float("inf"), dim=1))),
     "repeat": ([normal(2, 3)], [], lambda L, a: (a.repeat(2, 1, 3), a.repeat(1, 2))),
     "repeat_interleave": ([normal(2, 3)], [], lambda L, a: (L.repeat_interleave(a, 2), a.repeat_interleave(3, dim=1))),
     "views": ([normal(2, 3), normal(3, 2)], [],

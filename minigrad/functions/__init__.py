@@ -7,6 +7,7 @@ from .embedding import Embedding
 from .gather import Gather
 from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, CrossEntropy, NLLLoss
+from .norm import Norm
 from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum
 from .selection import MaskedFill, Where
