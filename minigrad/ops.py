@@ -80,23 +80,25 @@ clip = clamp
 
 
 def neg(input):
-    return -input
+    return input.neg()
 
 
 def add(input, other, alpha=1):
-    return input + other * alpha if alpha != 1 else input + other
+    """input + alpha * other."""
+    return _tensor(input).add(other, alpha)
 
 
 def sub(input, other, alpha=1):
-    return input - other * alpha if alpha != 1 else input - other
+    """input - alpha * other."""
+    return _tensor(input).sub(other, alpha)
 
 
 def mul(input, other):
-    return input * other
+    return _tensor(input).mul(other)
 
 
 def div(input, other):
-    return input / other
+    return _tensor(input).div(other)
 
 
 def masked_fill(input, mask, value):

@@ -550,6 +550,23 @@ class Tensor:
     def __abs__(self):
         return fn.Abs.apply(self)
 
+    def add(self, other, alpha=1):
+        """self + alpha * other."""
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        """self - alpha * other."""
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def neg(self):
+        return -self
+
     def rsqrt(self):
         return fn.Pow.apply(self, -0.5)
 
