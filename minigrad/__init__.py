@@ -4,24 +4,27 @@
     from minigrad import nn, functional as F
 
 The package reads like the course: backend (where arrays live), autograd
-(the graph and the chain rule), tensor, functions/ (every primitive's forward
-and backward), gradcheck, nn/ (layers), functional (F), optim, serialization.
+(the graph and the chain rule), tensor, creation, functions/ (every primitive's forward
+and backward), finite_differences and gradient_check (gradcheck), nn/ (layers), functional (F), optim, serialization.
 """
 from . import backend
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .backend import manual_seed
 from .tensor import (
-    Tensor, arange, bool_, cat, empty, float16, float32, float64, full, get_default_dtype,
-    int32, int64, long, ones, ones_like, rand, randint, randn, set_default_dtype, split, stack,
-    tensor, where, zeros, zeros_like,
+    Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
-from .gradcheck import gradcheck  # minigrad.gradcheck(...) and minigrad.gradcheck.check_module(...)
+from .creation import (
+    arange, cat, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
+    randint, randint_like, randn, randn_like, randperm, split, stack, tensor, where, zeros, zeros_like,
+)
+from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
+from .gradient_check import check_module, gradcheck
 from . import functional
 from . import nn
 from . import optim
 from .serialization import save, load
 
-# torch's other top-level names (issue 13): dtypes, devices, the operations as functions, more factories
+# torch's other top-level names (issue 13): dtypes, devices, the operations as functions
 from .autograd import inference_mode, set_grad_enabled
 from .dtypes import bool, double, float, half, int, int8, int16, short, uint8
 from .devices import device
@@ -29,12 +32,9 @@ from . import cuda
 from . import return_types
 from .ops import (
     abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, div, exp, flatten, gather,
-    is_tensor, log, log_softmax, masked_fill, matmul, max, mean, min, mm, mul, multinomial, narrow, neg, nonzero, norm, numel,
-    permute, pow, relu, repeat_interleave, reshape, rsqrt, sigmoid, sin, softmax, sort, sqrt, square, squeeze,
-    std, sub, sum, t, tanh, topk, transpose, tril, triu, unsqueeze, var,
-)
-from .factories import (
-    empty_like, eye, from_numpy, full_like, linspace, rand_like, randint_like, randn_like, randperm,
+    is_tensor, log, log_softmax, masked_fill, matmul, max, mean, min, mm, mul, multinomial, narrow, neg, nonzero,
+    norm, numel, permute, pow, relu, repeat_interleave, reshape, rsqrt, sigmoid, sin, softmax, sort, sqrt, square,
+    squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, unsqueeze, var,
 )
 from . import absent as _absent
 

@@ -5,7 +5,7 @@ minigrad's nn.RNN, nn.LSTM and nn.GRU take the true lengths directly
 ``pad_sequence`` and pass the lengths.
 """
 from ... import functional as F
-from ...tensor import stack
+from ...creation import stack
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
