@@ -33,7 +33,7 @@ from . import return_types
 from .ops import (
     abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, div, exp, flatten, gather,
     is_tensor, log, log_softmax, masked_fill, matmul, max, mean, min, mm, mul, multinomial, narrow, neg, nonzero,
-    norm, numel, permute, pow, relu, repeat_interleave, reshape, rsqrt, sigmoid, sin, softmax, sort, sqrt, square,
+    norm, numel, permute, pow, relu, repeat_interleave, reshape, rsqrt, scatter, sigmoid, sin, softmax, sort, sqrt, square,
     squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, unsqueeze, var,
 )
 from . import absent as _absent

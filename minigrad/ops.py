@@ -242,6 +242,10 @@ def gather(input, dim, index):
     return input.gather(dim, index)
 
 
+def scatter(input, dim, index, src=None, value=None):
+    return input.scatter(dim, index, src, value=value)
+
+
 def repeat_interleave(input, repeats, dim=None):
     return input.repeat_interleave(repeats, dim)
 

@@ -616,6 +616,11 @@ class Tensor:
         """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
         return fn.Gather.apply(self, dim, index.data if isinstance(index, Tensor) else index)
 
+    def scatter(self, dim, index, src=None, value=None):
+        """A copy with src (a tensor or number; ``value=`` as torch) written at index along dim (torch.scatter)."""
+        src = value if src is None else src
+        return fn.Scatter.apply(self, dim, index.data if isinstance(index, Tensor) else index, src)
+
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (smallest) entries along dim, largest first; gradient to values."""
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=largest, k=k))

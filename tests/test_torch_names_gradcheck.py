@@ -48,6 +48,18 @@ def test_gather_with_repeated_indices(device, shape_dim, seed):
 
 
 @given(shape_dim=shape_and_dim(min_side=1), data=st.data(), seed=seeds)
+def test_scatter_with_unique_positions(device, shape_dim, data, seed):
+    shape, dim = shape_dim
+    dim = dim % len(shape)
+    k = data.draw(st.integers(0, shape[dim]))
+    rng = numpy.random.default_rng(seed)
+    order = numpy.argsort(rng.random(shape), axis=dim)              # a permutation along dim in every slice
+    index = minigrad.tensor(numpy.take(order, range(k), axis=dim), device=device)
+    check(lambda a, s: a.scatter(dim, index, s), randn(shape, device, seed), randn(index.shape, device, seed + 1))
+    check(lambda a: minigrad.scatter(a, dim, index, 0.5), randn(shape, device, seed))
+
+
+@given(shape_dim=shape_and_dim(min_side=1), data=st.data(), seed=seeds)
 def test_topk_sort_values(device, shape_dim, data, seed):
     shape, dim = shape_dim
     k = data.draw(st.integers(0, shape[dim]))

@@ -31,7 +31,7 @@ from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
 from .elementwise import Abs, Clamp, Cos, Exp, Log, ReLU, Sigmoid, Sin, Tanh
 from .embedding import Embedding
-from .gather import Gather
+from .gather import Gather, Scatter
 from .gelu import GELU
 from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, CrossEntropy, NLLLoss
