@@ -422,3 +422,28 @@ def test_modules_deep_copy_as_the_annotated_transformer_clones_layers():
     assert layers[0][0].weight is not layers[1][0].weight
     assert layers[0][0].weight.tolist() == layer[0].weight.tolist()
     assert len(list(layers.parameters())) == 4
+
+
+@pytest.mark.parametrize("name, param", [("linear", None), ("sigmoid", None), ("tanh", None), ("relu", None),
+                                         ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)])
+def test_calculate_gain_matches_torch(name, param):
+    assert nn.init.calculate_gain(name, param) == pytest.approx(torch.nn.init.calculate_gain(name, param), rel=1e-15)
+
+
+def test_more_initialisations(device):
+    minigrad.manual_seed(0)
+    w = minigrad.empty(400, 300, dtype=minigrad.float64, device=device)
+    nn.init.kaiming_uniform_(w, a=0.0, mode="fan_out", nonlinearity="relu")
+    bound = numpy.sqrt(3.0) * numpy.sqrt(2.0) / numpy.sqrt(400)
+    assert abs(w.numpy()).max() <= bound and abs(w.numpy()).max() > 0.99 * bound
+    nn.init.kaiming_normal_(w, nonlinearity="relu")
+    assert w.numpy().std() == pytest.approx(numpy.sqrt(2.0 / 300), rel=0.02)
+    nn.init.trunc_normal_(w, std=0.02, a=-0.03, b=0.03)
+    assert abs(w.numpy()).max() <= 0.03 and w.device == device
+    for shape in [(5, 3), (3, 5), (4, 2, 3)]:
+        q = nn.init.orthogonal_(minigrad.empty(*shape, dtype=minigrad.float64, device=device), gain=2.0)
+        flat = q.numpy().reshape(shape[0], -1) / 2.0
+        small = flat.T @ flat if shape[0] >= flat.shape[1] else flat @ flat.T
+        numpy.testing.assert_allclose(small, numpy.eye(small.shape[0]), atol=1e-12)
+    with pytest.raises(ValueError, match="mode"):
+        nn.init.kaiming_normal_(w, mode="fan_avg")
