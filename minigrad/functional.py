@@ -52,9 +52,12 @@ def _softmax_dim(name, x, dim):
 
 
 def gelu(x, approximate="none"):
-    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``)."""
+    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``), or
+    approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), composed from primitives (GPT-2's form)."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
     if approximate != "none":
-        raise ValueError(f'gelu: only the exact form approximate="none" is implemented, got {approximate!r}')
+        raise ValueError(f'gelu: approximate must be "none" or "tanh", got {approximate!r}')
     return fn.GELU.apply(x)
 
 

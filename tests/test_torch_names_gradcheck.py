@@ -24,6 +24,11 @@ def test_sin_cos(device, shape, seed):
 
 
 @given(shape=shapes(), seed=seeds)
+def test_gelu_tanh_approximation(device, shape, seed):
+    check(lambda a: F.gelu(a, approximate="tanh"), randn(shape, device, seed))
+
+
+@given(shape=shapes(), seed=seeds)
 def test_rsqrt_square(device, shape, seed):
     check(lambda a: a.rsqrt() + a.square(), away_from_zero(shape, device, seed, positive=True))
 

@@ -85,7 +85,7 @@ CASES = {
         L.nn.NLLLoss(reduction="none")(z.log_softmax(1), t), L.nn.MSELoss()(z, y), L.nn.L1Loss(reduction="sum")(z, y),
         L.nn.BCEWithLogitsLoss()(z, y.sigmoid()), L.nn.KLDivLoss(reduction="batchmean")(z.log_softmax(1), y.softmax(1)))),
     "activation_modules": ([normal(2, 3, 4)], [], lambda L, a: (
-        L.nn.GELU()(a), L.nn.Tanh()(a), L.nn.Sigmoid()(a), L.nn.ReLU()(a), L.nn.Softmax(dim=1)(a),
+        L.nn.GELU()(a), L.nn.GELU(approximate="tanh")(a), L.nn.functional.gelu(a, approximate="tanh"), L.nn.Tanh()(a), L.nn.Sigmoid()(a), L.nn.ReLU()(a), L.nn.Softmax(dim=1)(a),
         L.nn.LogSoftmax(dim=-1)(a), L.nn.Identity(3, unused=True)(a), L.nn.Flatten()(a), L.nn.Flatten(0, 1)(a))),
 }
 
