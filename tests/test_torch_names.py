@@ -447,3 +447,11 @@ def test_more_initialisations(device):
         numpy.testing.assert_allclose(small, numpy.eye(small.shape[0]), atol=1e-12)
     with pytest.raises(ValueError, match="mode"):
         nn.init.kaiming_normal_(w, mode="fan_avg")
+
+
+def test_saving_a_whole_module_says_to_save_its_state_dict(tmp_path):
+    with pytest.raises(minigrad.serialization.CheckpointError, match=r"save its Linear.state_dict\(\) instead"):
+        minigrad.save(nn.Linear(2, 3), tmp_path / "model.npz")         # torch.save(model, f) pickles; minigrad never does
+    optimizer = minigrad.optim.SGD(nn.Linear(2, 3).parameters(), lr=0.1)
+    with pytest.raises(minigrad.serialization.CheckpointError, match=r"SGD.state_dict\(\)"):
+        minigrad.save({"opt": optimizer}, tmp_path / "opt.npz")
