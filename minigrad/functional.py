@@ -19,26 +19,30 @@ def _data(value):
 
 
 # ------------------------------------------------------------------ activations
-def relu(x):
-    return fn.ReLU.apply(x)
+def relu(input, inplace=False):
+    _torch_only_arguments("relu", inplace=inplace)
+    return fn.ReLU.apply(input)
 
 
-def tanh(x):
-    return fn.Tanh.apply(x)
+def tanh(input):
+    return fn.Tanh.apply(input)
 
 
-def sigmoid(x):
-    return fn.Sigmoid.apply(x)
+def sigmoid(input):
+    return fn.Sigmoid.apply(input)
 
 
-def softmax(x, dim=None):
-    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning)."""
-    return fn.Softmax.apply(x, _softmax_dim("softmax", x, dim))
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
+    dtype: cast the input first (as torch)."""
+    input = input if dtype is None else input.type(dtype)
+    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim))
 
 
-def log_softmax(x, dim=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) over ``dim``, computed stably."""
-    return fn.LogSoftmax.apply(x, _softmax_dim("log_softmax", x, dim))
+    input = input if dtype is None else input.type(dtype)
+    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim))
 
 
 def _softmax_dim(name, x, dim):
@@ -51,9 +55,10 @@ def _softmax_dim(name, x, dim):
     return dim
 
 
-def gelu(x, approximate="none"):
+def gelu(input, approximate="none"):
     """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``), or
     approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), composed from primitives (GPT-2's form)."""
+    x = input
     if approximate == "tanh":
         return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
     if approximate != "none":
@@ -62,8 +67,9 @@ def gelu(x, approximate="none"):
 
 
 # ------------------------------------------------------------------ layers
-def linear(x, weight, bias=None):
+def linear(input, weight, bias=None):
     """y = x W^T + b,  x (..., in_features), W (out_features, in_features), b (out_features,)."""
+    x = input
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
@@ -72,22 +78,25 @@ def linear(x, weight, bias=None):
     return fn.Linear.apply(x, weight, bias)
 
 
-def embedding(ids, weight, padding_idx=None):
-    """Rows of ``weight`` (V, D) picked by integer ``ids`` (any shape) -> (*ids.shape, D)."""
-    return fn.Embedding.apply(weight, _data(ids), padding_idx)
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` (V, D) picked by integer ids ``input`` (any shape) -> (*input.shape, D)."""
+    _torch_only_arguments("embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return fn.Embedding.apply(weight, _data(input), padding_idx)
 
 
-def dropout(x, p=0.5, training=True):
+def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training."""
+    _torch_only_arguments("dropout", inplace=inplace)
     if not training or p == 0.0:
-        return x
-    return fn.Dropout.apply(x, p)
+        return input
+    return fn.Dropout.apply(input, p)
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    return fn.LayerNorm.apply(x, weight, bias, tuple(normalized_shape), eps)
+    return fn.LayerNorm.apply(input, weight, bias, tuple(normalized_shape), eps)
 
 
 # ------------------------------------------------------------------ losses
@@ -149,14 +158,23 @@ def one_hot(tensor, num_classes=-1):
 
 
 def _torch_only_arguments(name, **arguments):
-    """Refuse torch arguments that minigrad does not implement, rather than ignore them."""
+    """Refuse torch arguments that minigrad does not implement (any value but None or False), rather than
+    ignore them; each message says what to do instead."""
+    instead = {
+        "size_average": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "reduce": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "weight": "weight the unreduced loss (reduction='none') yourself",
+        "pos_weight": "weight the unreduced loss (reduction='none') yourself",
+        "inplace": "leave inplace=False (the same values, in a new tensor)",
+        "max_norm": "renormalise the embedding rows yourself under no_grad()",
+        "scale_grad_by_freq": "scale the weight's gradient yourself after backward()",
+        "sparse": "minigrad's gradients are dense",
+    }
     for argument, value in arguments.items():
-        if value is None:
+        if value is None or value is False:
             continue
-        if argument in ("size_average", "reduce"):
-            raise TypeError(f"{name}: {argument}= is deprecated in torch too; use reduction='mean'|'sum'|'none'")
-        raise NotImplementedError(f"{name}: {argument}= is not implemented in minigrad; weight the "
-                                  f"unreduced loss (reduction='none') yourself")
+        error = TypeError if argument in ("size_average", "reduce") else NotImplementedError
+        raise error(f"{name}: {argument}= is not implemented in minigrad: {instead[argument]}")
 
 
 

@@ -223,13 +223,33 @@ def test_losses_take_torchs_argument_order_and_refuse_what_they_lack():
         F.cross_entropy(z, t, minigrad.ones(3))
     with pytest.raises(NotImplementedError, match="weight= is not implemented"):
         nn.NLLLoss(weight=minigrad.ones(3))
-    with pytest.raises(TypeError, match="size_average= is deprecated"):
+    with pytest.raises(TypeError, match="size_average= .*deprecated in torch too"):
         nn.MSELoss(size_average=True)
     with pytest.raises(NotImplementedError, match="pos_weight"):
         F.binary_cross_entropy_with_logits(z, z.sigmoid(), pos_weight=minigrad.ones(3))
     with pytest.raises(ValueError, match="reduction"):
         nn.CrossEntropyLoss(reduction="average")
     assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss(reduction='sum')"
+
+
+def test_functional_takes_torchs_argument_names():
+    F, TF = minigrad.functional, torch.nn.functional
+    x = numpy.random.default_rng(0).standard_normal((2, 3))
+    ours, theirs = minigrad.tensor(x), torch.tensor(x)
+    for name, kwargs in [("relu", {}), ("tanh", {}), ("sigmoid", {}), ("gelu", {"approximate": "tanh"}),
+                         ("softmax", {"dim": 0}), ("log_softmax", {"dim": -1, "dtype": minigrad.float32}),
+                         ("dropout", {"p": 0.3, "training": False}), ("layer_norm", {"normalized_shape": (3,)})]:
+        their_kwargs = {k: (torch.float32 if v is minigrad.float32 else v) for k, v in kwargs.items()}
+        got, expected = getattr(F, name)(input=ours, **kwargs), getattr(TF, name)(input=theirs, **their_kwargs)
+        assert str(got.dtype) == str(expected.dtype).replace("torch.", "")
+        numpy.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    weight = minigrad.tensor(x)
+    assert F.embedding(input=minigrad.tensor([1, 0]), weight=weight).tolist() == [x[1].tolist(), x[0].tolist()]
+    with pytest.raises(NotImplementedError, match="max_norm= is not implemented"):
+        F.embedding(minigrad.tensor([1]), weight, None, 1.0)
+    for call in (lambda: F.relu(ours, inplace=True), lambda: F.dropout(ours, 0.1, True, True)):
+        with pytest.raises(NotImplementedError, match="inplace= is not implemented"):
+            call()
 
 
 def test_inplace_options_are_refused_not_ignored():

@@ -25,9 +25,9 @@ def normal_(tensor, mean=0.0, std=1.0):
     return _fill(tensor, backend.random_normal(tensor.shape, tensor.dtype, tensor.device, mean, std))
 
 
-def constant_(tensor, value):
-    """Fill with ``value``."""
-    return _fill(tensor, backend.array_module(tensor.data).full(tensor.shape, value, dtype=tensor.dtype))
+def constant_(tensor, val):
+    """Fill with ``val``."""
+    return _fill(tensor, backend.array_module(tensor.data).full(tensor.shape, val, dtype=tensor.dtype))
 
 
 def zeros_(tensor):
