@@ -475,3 +475,13 @@ def test_saving_a_whole_module_says_to_save_its_state_dict(tmp_path):
     optimizer = minigrad.optim.SGD(nn.Linear(2, 3).parameters(), lr=0.1)
     with pytest.raises(minigrad.serialization.CheckpointError, match=r"SGD.state_dict\(\)"):
         minigrad.save({"opt": optimizer}, tmp_path / "opt.npz")
+
+
+def test_embedding_takes_torchs_arguments_in_torchs_order():
+    layer = nn.Embedding(5, 3, 0, None, 2.0, False, False, None, False, "cpu", minigrad.float64)
+    assert layer.weight.dtype == minigrad.float64 and layer.weight.numpy()[0].tolist() == [0.0] * 3
+    with pytest.raises(NotImplementedError, match="max_norm= is not implemented"):
+        nn.Embedding(5, 3, None, 1.0)
+    with pytest.raises(NotImplementedError, match="sparse= is not implemented"):
+        nn.Embedding(5, 3, sparse=True)
+    assert not nn.Embedding(2, 2, _weight=minigrad.ones(2, 2), _freeze=True).weight.requires_grad
