@@ -335,6 +335,9 @@ def test_module_dict_names_parameters_as_torch():
         blocks["drop"]
     with pytest.raises(TypeError, match="ModuleDict holds Modules"):
         blocks["x"] = 3
+    for key in ("keys", "forward", "training", "bad key"):
+        with pytest.raises(KeyError):
+            blocks[key] = nn.ReLU()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
 
 
