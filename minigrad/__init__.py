@@ -14,7 +14,7 @@ from .tensor import (
     Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
 from .creation import (
-    arange, cat, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
+    FloatTensor, LongTensor, arange, cat, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
     randint, randint_like, randn, randn_like, randperm, split, stack, tensor, where, zeros, zeros_like,
 )
 from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
@@ -29,6 +29,7 @@ from .autograd import inference_mode, set_grad_enabled
 from .dtypes import bool, double, float, half, int, int8, int16, short, uint8
 from .devices import device
 from . import cuda
+from . import utils
 from . import return_types
 from .ops import (
     abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, div, exp, flatten, gather,

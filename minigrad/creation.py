@@ -162,3 +162,22 @@ def randint_like(input, low=0, high=None, dtype=None, device=None):
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
+
+
+def LongTensor(*data):
+    """torch's legacy constructor: LongTensor([1, 2]) holds the data as int64; LongTensor(2, 3) is a
+    (2, 3) int64 tensor (zero-filled here, uninitialised in torch).  Prefer tensor(data, dtype=long)."""
+    return _legacy_constructor("LongTensor", data, int64)
+
+
+def FloatTensor(*data):
+    """torch's legacy constructor, as LongTensor, for float32.  Prefer tensor(data, dtype=float32)."""
+    return _legacy_constructor("FloatTensor", data, "float32")
+
+
+def _legacy_constructor(name, data, dtype):
+    if data and all(isinstance(n, int) and not isinstance(n, bool) for n in data):
+        return zeros(*data, dtype=dtype)                      # sizes
+    if len(data) != 1:
+        raise TypeError(f"{name}: give one sequence of values, or the sizes as ints")
+    return tensor(data[0], dtype=dtype)

@@ -118,6 +118,15 @@ def test_new_factories_match_torch(device):
     assert minigrad.randn_like(x, dtype=minigrad.float32).dtype == minigrad.float32
 
 
+def test_legacy_type_constructors():
+    for ours, theirs in [(minigrad.LongTensor([[1, 2]]), torch.LongTensor([[1, 2]])),
+                         (minigrad.FloatTensor([1.5, 2]), torch.FloatTensor([1.5, 2])),
+                         (minigrad.LongTensor(2, 3), torch.LongTensor(2, 3).zero_())]:
+        assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    with pytest.raises(AttributeError, match="dtype=minigrad.double"):
+        minigrad.DoubleTensor
+
+
 def test_randperm_and_from_numpy(device):
     minigrad.manual_seed(1)
     order = minigrad.randperm(10, device=device)
@@ -361,7 +370,7 @@ def test_module_apply_visits_children_first_as_torch():
 
 @pytest.mark.parametrize("module, name, advice", [
     (minigrad, "compile", "call the model directly"), (minigrad, "einsum", "matmul"),
-    (minigrad, "bfloat16", "float16"), (minigrad, "autocast", "float32"), (minigrad, "utils", "minigrad.data"),
+    (minigrad, "bfloat16", "float16"), (minigrad, "autocast", "float32"), (minigrad, "onnx", "state_dict"),
     (nn, "Conv2d", "sequence models"), (nn, "BatchNorm1d", "nn.LayerNorm"), (nn, "LazyLinear", "in_features"),
     (minigrad.functional, "conv1d", "convolutions"), (minigrad.functional, "batch_norm", "layer_norm"),
 ])
@@ -488,3 +497,60 @@ def test_embedding_takes_torchs_arguments_in_torchs_order():
     with pytest.raises(NotImplementedError, match="sparse= is not implemented"):
         nn.Embedding(5, 3, sparse=True)
     assert not nn.Embedding(2, 2, _weight=minigrad.ones(2, 2), _freeze=True).weight.requires_grad
+
+
+# ---------------------------------------------------------------------------- utils.data
+
+def test_tensor_dataset_and_loader_batch_as_torch():
+    from minigrad.utils.data import DataLoader, TensorDataset
+    x, y = numpy.arange(14.0).reshape(7, 2), numpy.arange(7)
+    ours = list(DataLoader(TensorDataset(minigrad.tensor(x), minigrad.tensor(y)), batch_size=3))
+    theirs = list(torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
+                                              batch_size=3))
+    assert len(ours) == len(theirs) == 3
+    for (xb, yb), (txb, tyb) in zip(ours, theirs):
+        assert xb.tolist() == txb.tolist() and yb.tolist() == tyb.tolist() and yb.dtype == minigrad.long
+    dropped = DataLoader(TensorDataset(minigrad.tensor(x)), batch_size=3, drop_last=True)
+    assert len(dropped) == 2 and [b[0].shape for b in dropped] == [(3, 2), (3, 2)]
+    assert [s[0].tolist() for s in DataLoader(TensorDataset(minigrad.tensor(x)), batch_size=None)][:2] == \
+        [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_shuffled_epochs_cover_every_sample_and_follow_the_seed():
+    from minigrad.utils.data import DataLoader, RandomSampler, TensorDataset
+    dataset = TensorDataset(minigrad.arange(10))
+    minigrad.manual_seed(4)
+    first = [int(i) for (batch,) in DataLoader(dataset, batch_size=4, shuffle=True) for i in batch.tolist()]
+    second = [int(i) for (batch,) in DataLoader(dataset, batch_size=4, shuffle=True) for i in batch.tolist()]
+    assert sorted(first) == sorted(second) == list(range(10)) and first != second
+    minigrad.manual_seed(4)
+    assert [int(i) for (b,) in DataLoader(dataset, batch_size=4, shuffle=True) for i in b.tolist()] == first
+    loader = DataLoader(dataset, sampler=RandomSampler(dataset, replacement=True, num_samples=25), batch_size=5)
+    assert len(loader) == 5 and all(0 <= i < 10 for (b,) in loader for i in b.tolist())
+    with pytest.raises(ValueError, match="sampler and shuffle"):
+        DataLoader(dataset, sampler=RandomSampler(dataset), shuffle=True)
+
+
+def test_default_collate_matches_torchs_types():
+    from minigrad.utils.data import default_collate
+    samples = [(1, 2.5, True, numpy.ones(2, dtype=numpy.float32), {"a": 3}, "w"),
+               (4, 0.5, False, numpy.zeros(2, dtype=numpy.float32), {"a": 5}, "v")]
+    ours = default_collate(samples)
+    theirs = torch.utils.data.default_collate(samples)
+    for mine, reference in zip(ours[:4], theirs[:4]):
+        assert mine.tolist() == reference.tolist() and str(mine.dtype) == str(reference.dtype).replace("torch.", "")
+    assert ours[4]["a"].tolist() == theirs[4]["a"].tolist() and ours[5] == theirs[5] == ("w", "v")
+
+
+def test_random_split_lengths_and_gradients_through_a_loader():
+    from minigrad.utils.data import DataLoader, TensorDataset, random_split
+    dataset = TensorDataset(minigrad.arange(10))
+    parts = random_split(dataset, [0.34, 0.33, 0.33])
+    assert [len(p) for p in parts] == [len(p) for p in torch.utils.data.random_split(range(10), [0.34, 0.33, 0.33])]
+    assert sorted(int(p[i][0].item()) for p in parts for i in range(len(p))) == list(range(10))
+    with pytest.raises(ValueError, match="add up"):
+        random_split(dataset, [3, 3])
+    w = minigrad.ones(4, 2, dtype=minigrad.float64, requires_grad=True)
+    total = sum((xb * 2).sum() for (xb,) in DataLoader(TensorDataset(w), batch_size=3))
+    total.backward()
+    assert w.grad.tolist() == [[2.0, 2.0]] * 4
