@@ -260,11 +260,16 @@ class Tensor:
         self.grad_fn.retained[self._output_index] = self
         self._retains_grad = True
 
-    def backward(self, grad=None, retain_graph=False):
+    def backward(self, gradient=None, retain_graph=False, create_graph=False):
         """Compute d(self)/dx for every leaf x that requires grad, added into ``x.grad``.
 
-        grad: dL/d(self), of self's shape; may be omitted only when self holds one element.
+        gradient: dL/d(self), of self's shape; may be omitted only when self holds one element.
+        create_graph (gradients of gradients) is not implemented: minigrad's backward works on arrays.
         """
+        grad = gradient
+        if create_graph:
+            raise NotImplementedError("backward(create_graph=True): minigrad does not differentiate a backward "
+                                      "pass (its gradients are arrays, outside the graph)")
         if not self.requires_grad:
             raise RuntimeError(
                 "backward(): this tensor does not require grad and has no grad_fn. Did you "
@@ -276,7 +281,7 @@ class Tensor:
                 raise RuntimeError(
                     f"backward(): grad can be implicitly created only for a tensor with one "
                     f"element, this one has shape {self.shape}. Reduce it first (loss.sum(), "
-                    f"loss.mean()) or pass grad=<array of shape {self.shape}>"
+                    f"loss.mean()) or pass gradient=<array of shape {self.shape}>"
                 )
             grad = xp.ones(self.data.shape, dtype=self.dtype)
         else:

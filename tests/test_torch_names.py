@@ -554,3 +554,11 @@ def test_random_split_lengths_and_gradients_through_a_loader():
     total = sum((xb * 2).sum() for (xb,) in DataLoader(TensorDataset(w), batch_size=3))
     total.backward()
     assert w.grad.tolist() == [[2.0, 2.0]] * 4
+
+
+def test_backward_takes_torchs_gradient_keyword():
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    (x * 3).backward(gradient=minigrad.tensor([1.0, 0.5]))
+    assert x.grad.tolist() == [3.0, 1.5]
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        (x * 3).sum().backward(create_graph=True)
