@@ -29,7 +29,6 @@ MISSING = {
         "BoolTensor": "use minigrad.tensor(data, dtype=minigrad.bool) (torch.BoolTensor is legacy)",
         "maximum": "minigrad has no elementwise maximum: use minigrad.where(a >= b, a, b)",
         "minimum": "minigrad has no elementwise minimum: use minigrad.where(a <= b, a, b)",
-        "cumsum": "minigrad has no cumsum",
     },
     "minigrad.nn": {
         "Conv1d": NO_CONV, "Conv2d": NO_CONV, "MaxPool1d": NO_CONV, "MaxPool2d": NO_CONV,

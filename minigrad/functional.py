@@ -291,6 +291,25 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduced("kl_div", pointwise, reduction)
 
 
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)) from probabilities p (logs clamped at -100, as torch).
+    On logits, binary_cross_entropy_with_logits is the stable form."""
+    _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    return fn.BinaryCrossEntropy.apply(input, target, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p over dim, eps): unit vectors along dim."""
+    return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / max(||x1|| ||x2||, eps) along dim (broadcasting x1 and x2)."""
+    dot = (x1 * x2).sum(dim)
+    return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp(min=eps)
+
+
 def _reduced(name, loss, reduction):
     if reduction == "mean":
         return loss.mean()

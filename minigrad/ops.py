@@ -130,6 +130,10 @@ def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return input.std(dim, unbiased, keepdim, correction=correction)
 
 
+def cumsum(input, dim):
+    return input.cumsum(dim)
+
+
 def norm(input, p="fro", dim=None, keepdim=False):
     return input.norm(p, dim, keepdim)
 
@@ -212,6 +216,10 @@ def permute(input, dims):
 
 def transpose(input, dim0, dim1):
     return input.transpose(dim0, dim1)
+
+
+def flip(input, dims):
+    return input.flip(dims)
 
 
 def t(input):

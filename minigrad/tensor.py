@@ -666,6 +666,16 @@ class Tensor:
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
 
+    def cumsum(self, dim):
+        """Running sums along dim: y_i = x_1 + ... + x_i."""
+        return fn.CumSum.apply(self, dim)
+
+    def flip(self, *dims):
+        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return fn.Flip.apply(self, tuple(dims))
+
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
         return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)

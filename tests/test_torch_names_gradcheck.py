@@ -138,6 +138,26 @@ def test_l1_kl_div(device, shape, seed):
     check(lambda a, t: F.kl_div(a, t, reduction="sum", log_target=True), a, b)
 
 
+@given(shape_dim=shape_and_dim(min_side=0), seed=seeds)
+def test_cumsum_flip(device, shape_dim, seed):
+    shape, dim = shape_dim
+    a = randn(shape, device, seed)
+    check(lambda a: a.cumsum(dim), a)
+    check(lambda a: a.flip(dim), a)
+    check(lambda a: minigrad.flip(a, tuple(range(len(shape)))), a)
+
+
+@given(shape=shapes(min_dims=1, min_side=1), seed=seeds)
+def test_binary_cross_entropy_normalize_cosine(device, shape, seed):
+    rng = numpy.random.default_rng(seed)
+    p = minigrad.tensor(rng.uniform(0.1, 0.9, shape), dtype=minigrad.float64, device=device, requires_grad=True)
+    t = minigrad.tensor(rng.uniform(0.0, 1.0, shape), dtype=minigrad.float64, device=device, requires_grad=True)
+    check(lambda p, t: F.binary_cross_entropy(p, t), p, t)
+    x, y = away_from_zero(shape, device, seed), away_from_zero(shape, device, seed + 1)
+    check(lambda x: F.normalize(x, dim=-1), x)
+    check(lambda x, y: F.cosine_similarity(x, y, dim=-1), x, y)
+
+
 @pytest.mark.parametrize("p", [2, 1, 3, float("inf"), "fro"])
 @given(shape=shapes(min_dims=1, min_side=1), data=st.data(), seed=seeds, keepdim=st.booleans())
 def test_norm(device, p, shape, data, seed, keepdim):

@@ -84,6 +84,14 @@ CASES = {
         L.nn.CrossEntropyLoss()(z, t), L.nn.CrossEntropyLoss(ignore_index=2, label_smoothing=0.1, reduction="sum")(z, t),
         L.nn.NLLLoss(reduction="none")(z.log_softmax(1), t), L.nn.MSELoss()(z, y), L.nn.L1Loss(reduction="sum")(z, y),
         L.nn.BCEWithLogitsLoss()(z, y.sigmoid()), L.nn.KLDivLoss(reduction="batchmean")(z.log_softmax(1), y.softmax(1)))),
+    "bce_normalize_cosine": ([lambda rng: rng.uniform(0.05, 0.95, (3, 4)), lambda rng: rng.uniform(0, 1, (3, 4)),
+                              normal(3, 4)], [], lambda L, p, t, x: (
+        L.nn.functional.binary_cross_entropy(p, t), L.nn.BCELoss(reduction="none")(p, t),
+        L.nn.functional.normalize(x), L.nn.functional.normalize(x, p=1.0, dim=0),
+        L.nn.functional.cosine_similarity(x, p), L.nn.functional.cosine_similarity(x, t, dim=0))),
+    "bce_at_zero_and_one": ([lambda rng: numpy.array([0.0, 1.0, 0.5, 1.0]), lambda rng: numpy.array([0.5, 0.2, 1.0, 1.0])],
+                            [], lambda L, p, t: L.nn.functional.binary_cross_entropy(p, t, reduction="none")),
+    "cumsum_flip": ([normal(3, 4)], [], lambda L, a: (L.cumsum(a, 1), a.cumsum(dim=0), L.flip(a, (0, 1)), a.flip(1))),
     "activation_modules": ([normal(2, 3, 4)], [], lambda L, a: (
         L.nn.GELU()(a), L.nn.GELU(approximate="tanh")(a), L.nn.functional.gelu(a, approximate="tanh"), L.nn.Tanh()(a), L.nn.Sigmoid()(a), L.nn.ReLU()(a), L.nn.Softmax(dim=1)(a),
         L.nn.LogSoftmax(dim=-1)(a), L.nn.Identity(3, unused=True)(a), L.nn.Flatten()(a), L.nn.Flatten(0, 1)(a))),

@@ -34,12 +34,13 @@ from .embedding import Embedding
 from .gather import Gather, Scatter
 from .gelu import GELU
 from .linalg import Linear, MatMul
-from .losses import BCEWithLogits, CrossEntropy, NLLLoss
+from .losses import BCEWithLogits, BinaryCrossEntropy, CrossEntropy, NLLLoss
 from .norm import Norm
 from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum
 from .rnn import GRUFunction, LSTMFunction, RNNFunction
 from .rnn_fast import FastGRUFunction, FastLSTMFunction, FastRNNFunction
+from .scan import CumSum, Flip
 from .selection import MaskedFill, Where
 from .shape import Cat, Expand, GetItem, Permute, Reshape, Split, Stack
 from .softmax import LogSoftmax, Softmax
