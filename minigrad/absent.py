@@ -27,8 +27,6 @@ MISSING = {
         "DoubleTensor": "use minigrad.tensor(data, dtype=minigrad.double) (torch.DoubleTensor is legacy)",
         "IntTensor": "use minigrad.tensor(data, dtype=minigrad.int) (torch.IntTensor is legacy)",
         "BoolTensor": "use minigrad.tensor(data, dtype=minigrad.bool) (torch.BoolTensor is legacy)",
-        "maximum": "minigrad has no elementwise maximum: use minigrad.where(a >= b, a, b)",
-        "minimum": "minigrad has no elementwise minimum: use minigrad.where(a <= b, a, b)",
     },
     "minigrad.nn": {
         "Conv1d": NO_CONV, "Conv2d": NO_CONV, "MaxPool1d": NO_CONV, "MaxPool2d": NO_CONV,

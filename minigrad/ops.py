@@ -139,17 +139,21 @@ def norm(input, p="fro", dim=None, keepdim=False):
 
 
 def max(input, dim=None, keepdim=False):
-    """max(x) -> the largest value;  max(x, dim) -> (values, indices)."""
-    if isinstance(dim, Tensor):
-        raise TypeError("max(a, b) (elementwise) is not in minigrad: use minigrad.where(a >= b, a, b)")
+    """max(x) -> the largest value;  max(x, dim) -> (values, indices);  max(x, other) -> maximum(x, other)."""
     return input.max(dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):
-    """min(x) -> the smallest value;  min(x, dim) -> (values, indices)."""
-    if isinstance(dim, Tensor):
-        raise TypeError("min(a, b) (elementwise) is not in minigrad: use minigrad.where(a <= b, a, b)")
+    """min(x) -> the smallest value;  min(x, dim) -> (values, indices);  min(x, other) -> minimum(x, other)."""
     return input.min(dim, keepdim)
+
+
+def maximum(input, other):
+    return input.maximum(other)
+
+
+def minimum(input, other):
+    return input.minimum(other)
 
 
 def amax(input, dim=None, keepdim=False):

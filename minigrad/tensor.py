@@ -474,6 +474,8 @@ class Tensor:
         """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), as in PyTorch."""
         if dim is None:
             return fn.Max.apply(self, None, False)
+        if isinstance(dim, Tensor):                                 # max(other): elementwise, as torch
+            return self.maximum(dim)
         indices = self.argmax(dim, keepdim=True)
         values = self.gather(dim, indices)                           # the gradient goes to that index, as torch
         if not keepdim:
@@ -584,6 +586,14 @@ class Tensor:
     def square(self):
         return fn.Pow.apply(self, 2)
 
+    def maximum(self, other):
+        """Elementwise max(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Maximum.apply(self, other)
+
+    def minimum(self, other):
+        """Elementwise min(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Minimum.apply(self, other)
+
     def clamp(self, min=None, max=None):
         """Values limited to [min, max]; the gradient is 1 inside (bounds included), 0 outside."""
         return fn.Clamp.apply(self, min, max)
@@ -650,6 +660,8 @@ class Tensor:
         """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""
         if dim is None:
             return self.amin()
+        if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
+            return self.minimum(dim)
         indices = self.argmin(dim, keepdim=True)
         values = self.gather(dim, indices)
         if not keepdim:

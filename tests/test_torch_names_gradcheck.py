@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import minigrad
 from minigrad import functional as F
 from minigrad.backend import to_numpy
-from strategies import away_from_zero, distinct, integers, randn, seeds, shape_and_dim, shapes
+from strategies import away_from_zero, broadcastable_shapes, distinct, integers, randn, seeds, shape_and_dim, shapes
 
 
 def check(fn, *inputs):
@@ -42,6 +42,15 @@ def test_clamp_away_from_the_bounds(device, shape, seed):
     check(lambda a: a.clamp(-0.5, 0.5), a)
     check(lambda a: a.clamp(min=-0.5), a)
     check(lambda a: minigrad.clamp(a, max=0.5), a)
+
+
+@given(pair=broadcastable_shapes(2), seed=seeds)
+def test_maximum_minimum_away_from_ties(device, pair, seed):
+    rng = numpy.random.default_rng(seed)          # a in Z + 1/4, b in Z + 3/4: never within 1/2 (a tie is a kink)
+    a = minigrad.tensor(rng.integers(-3, 3, pair[0]) + 0.25, device=device, requires_grad=True)
+    b = minigrad.tensor(rng.integers(-3, 3, pair[1]) + 0.75, device=device, requires_grad=True)
+    check(lambda a, b: minigrad.maximum(a, b), a, b)
+    check(lambda a, b: a.minimum(b), a, b)
 
 
 @given(shape_dim=shape_and_dim(min_side=1), seed=seeds)
