@@ -1,11 +1,13 @@
 """The ``minigrad`` command.
 
     minigrad assignment list
-    minigrad assignment make SOURCE OUT [--with-solutions]
+    minigrad assignment make SOURCE OUT [--with-solutions] [--force]
+    minigrad assignment new NAME [DIR]
     minigrad check SUBMISSION --assignment NAME [--json results.json] [--only CHECK ...]
                    [--time-limit S] [--memory-limit MB]
 
-SOURCE and NAME are a shipped assignment's name or the path of an assignment folder.
+SOURCE and --assignment are a shipped assignment's name or the path of an assignment folder
+(``assignment new`` scaffolds one: a private assignment, in the instructor's own folder).
 """
 import argparse
 import json
@@ -17,14 +19,28 @@ def _list(args):
     for assignment in list_assignments():
         checks = ", ".join(c["name"] for c in assignment.checks)
         print(f"{assignment.name:<12} {assignment.title}\n{'':<12} file: {assignment.module}; checks: {checks}")
+    print("\nThese are practice sets: their references ship with minigrad. For graded work, "
+          "`minigrad assignment new NAME DIR` scaffolds a private assignment in a folder of your own.")
     return 0
 
 
 def _make(args):
     from .coursework import load_assignment, make_assignment
     assignment = load_assignment(args.source)
-    for path in make_assignment(assignment.path, args.out, solutions=args.with_solutions):
+    for path in make_assignment(assignment.path, args.out, solutions=args.with_solutions, force=args.force):
         print(path)
+    return 0
+
+
+def _new(args):
+    from .coursework.scaffold import new_assignment
+    folder = args.dir or args.name
+    for path in new_assignment(args.name, folder):
+        print(path)
+    print(f"\nnext: replace the example with your exercise, then\n"
+          f"  minigrad check {folder} --assignment {folder}                 # the reference passes every check\n"
+          f"  minigrad assignment make {folder} {args.name}_student       # the student version\n"
+          f"keep {folder} private: its reference and checks.json are the answers")
     return 0
 
 
@@ -49,7 +65,12 @@ def parser():
     make.add_argument("source", help="a shipped assignment's name, or an assignment folder")
     make.add_argument("out", help="the folder to write the student version into")
     make.add_argument("--with-solutions", action="store_true", help="keep the solutions (the instructor's copy)")
+    make.add_argument("--force", action="store_true", help="write into OUT even if it is not empty")
     make.set_defaults(run=_make)
+    new = actions.add_parser("new", help="scaffold a private assignment in a folder of your own")
+    new.add_argument("name", help="the assignment's name; students write NAME.py")
+    new.add_argument("dir", nargs="?", help="the folder to create (default: ./NAME)")
+    new.set_defaults(run=_new)
     check = commands.add_parser("check", help="grade a submission")
     check.add_argument("submission", help="the student's file, or a folder holding it")
     check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
