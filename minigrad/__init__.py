@@ -33,10 +33,10 @@ from . import utils
 from . import return_types
 from .ops import (
     abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, cumsum, div, exp, flatten,
-    flip, gather, is_tensor, log, log_softmax, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul,
-    multinomial, narrow, neg, nonzero, norm, numel, permute, pow, relu, repeat_interleave, reshape, rsqrt,
-    scatter, sigmoid, sin, softmax, sort, sqrt, square, squeeze, std, sub, sum, t, tanh, topk, transpose,
-    tril, triu, unsqueeze, var,
+    flip, gather, index_select, is_tensor, log, log_softmax, masked_fill, masked_select, matmul, max, maximum,
+    mean, min, minimum, mm, mul, multinomial, narrow, neg, nonzero, norm, numel, permute, pow, relu,
+    repeat_interleave, reshape, rsqrt, scatter, select, sigmoid, sin, softmax, sort, sqrt, square, squeeze,
+    std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
 )
 from . import absent as _absent
 

@@ -242,6 +242,22 @@ def chunk(input, chunks, dim=0):
     return input.chunk(chunks, dim)
 
 
+def index_select(input, dim, index):
+    return input.index_select(dim, index)
+
+
+def masked_select(input, mask):
+    return input.masked_select(mask)
+
+
+def select(input, dim, index):
+    return input.select(dim, index)
+
+
+def unbind(input, dim=0):
+    return input.unbind(dim)
+
+
 def narrow(input, dim, start, length):
     return input.narrow(dim, start, length)
 

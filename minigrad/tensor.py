@@ -716,6 +716,36 @@ class Tensor:
     def multinomial(self, num_samples, replacement=False):
         return Tensor._from_array(multinomial_indices(self.data, num_samples, replacement))
 
+    def index_select(self, dim, index):
+        """The entries at the 1-D integer ``index`` along dim (repeats allowed: their gradients add up)."""
+        index = index.data if isinstance(index, Tensor) else backend.asarray(index, device=self.device)
+        if index.ndim != 1 or index.dtype.kind not in "iu":
+            raise ValueError(f"index_select: index must be a 1-D integer tensor, got {index.dtype} "
+                             f"of shape {tuple(index.shape)}")
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def masked_select(self, mask):
+        """1-D tensor of the entries where ``mask`` (bool, broadcastable) is True, in row-major order."""
+        mask = mask.data if isinstance(mask, Tensor) else mask
+        shape = backend.broadcast_shape(self.shape, tuple(mask.shape))
+        full_mask = backend.array_module(mask).broadcast_to(mask, shape)
+        return self.expand(shape)[Tensor._from_array(full_mask)]
+
+    def select(self, dim, index):
+        """The slice at ``index`` along dim, that dimension removed (x.select(0, i) is x[i])."""
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def unbind(self, dim=0):
+        """The slices along dim, as a tuple (each with that dimension removed)."""
+        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+    @property
+    def is_cuda(self):
+        return self.device == "cuda"
+
+    def nelement(self):
+        return self.numel()
+
     def narrow(self, dim, start, length):
         """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
         dim = dim % self.ndim

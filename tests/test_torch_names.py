@@ -560,3 +560,10 @@ def test_backward_takes_torchs_gradient_keyword():
     assert x.grad.tolist() == [3.0, 1.5]
     with pytest.raises(NotImplementedError, match="create_graph"):
         (x * 3).sum().backward(create_graph=True)
+
+
+def test_index_select_errors_and_small_properties(device):
+    x = minigrad.zeros(2, 3, device=device)
+    with pytest.raises(ValueError, match="index_select: index must be a 1-D integer tensor"):
+        x.index_select(0, minigrad.tensor([[0]], device=device))
+    assert not x.is_cuda and x.nelement() == 6 and len(x.unbind(1)) == 3
