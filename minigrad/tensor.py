@@ -595,7 +595,10 @@ class Tensor:
         return fn.Minimum.apply(self, other)
 
     def clamp(self, min=None, max=None):
-        """Values limited to [min, max]; the gradient is 1 inside (bounds included), 0 outside."""
+        """Values limited to [min, max] (numbers); the gradient is 1 inside (bounds included), 0 outside."""
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            raise TypeError("clamp: the bounds must be numbers here; for tensor bounds use "
+                            "x.maximum(low).minimum(high) (gradients reach the bounds too)")
         return fn.Clamp.apply(self, min, max)
 
     clip = clamp
@@ -651,10 +654,17 @@ class Tensor:
 
     def amin(self, dim=None, keepdim=False):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
+            return Tensor._from_array(self.data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
+                                                    keepdims=keepdim))
         return -fn.Max.apply(-self, dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return (-self).argmax(dim, keepdim)
+        xp = backend.array_module(self.data)
+        indices = xp.argmin(self.data, axis=dim)
+        if keepdim and dim is not None:
+            indices = xp.expand_dims(indices, dim)
+        return Tensor._from_array(indices)
 
     def min(self, dim=None, keepdim=False):
         """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""

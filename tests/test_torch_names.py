@@ -567,3 +567,23 @@ def test_index_select_errors_and_small_properties(device):
     with pytest.raises(ValueError, match="index_select: index must be a 1-D integer tensor"):
         x.index_select(0, minigrad.tensor([[0]], device=device))
     assert not x.is_cuda and x.nelement() == 6 and len(x.unbind(1)) == 3
+
+
+def test_unsigned_and_boolean_values_sort_and_reduce_as_torch():
+    values = numpy.array([[3, 0, 255, 7], [1, 1, 0, 9]], dtype=numpy.uint8)
+    ours, theirs = minigrad.tensor(values), torch.tensor(values)
+    assert ours.sort(dim=1, descending=True)[0].tolist() == theirs.sort(dim=1, descending=True)[0].tolist()
+    assert ours.argmin(1).tolist() == theirs.argmin(1).tolist() and ours.amin(1).tolist() == theirs.amin(1).tolist()
+    assert ours.min().item() == 0 and ours.topk(2).values.tolist() == theirs.topk(2).values.tolist()
+    flags = minigrad.tensor([True, False, True])
+    assert flags.argmin().item() == 1 and flags.sort(descending=True)[1].tolist() == [0, 2, 1]
+
+
+def test_gather_scatter_and_clamp_refuse_what_torch_refuses():
+    x = minigrad.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"gather: index values must be in 0\.\.2"):
+        x.gather(1, minigrad.tensor([[-1], [0]]))
+    with pytest.raises(IndexError, match=r"scatter: index values must be in 0\.\.2"):
+        x.scatter(1, minigrad.tensor([[3], [0]]), 1.0)
+    with pytest.raises(TypeError, match="maximum"):
+        x.clamp(minigrad.zeros(3))

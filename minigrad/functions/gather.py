@@ -24,8 +24,9 @@ class Gather(Function):
             if d != dim and index.shape[d] > x.shape[d]:
                 raise ValueError(f"gather: index {tuple(index.shape)} is larger than the input "
                                  f"{tuple(x.shape)} in dimension {d}")
-        if index.size and (int(index.min()) < -x.shape[dim] or int(index.max()) >= x.shape[dim]):
-            raise IndexError(f"gather: index out of range for dimension {dim} of size {x.shape[dim]}")
+        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
+            raise IndexError(f"gather: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
+                             f"{int(index.min())}..{int(index.max())}")
         picked = _positions(xp, index, dim)
         ctx.shape, ctx.picked = x.shape, picked
         return x[picked]
@@ -51,6 +52,8 @@ def sort_indices(x, dim, descending=False, k=None):
     dim = dim % max(x.ndim, 1)
     if k is not None and not 0 <= k <= x.shape[dim]:
         raise ValueError(f"topk: k={k} is out of range for dimension {dim} of size {x.shape[dim]}")
+    if descending and x.dtype.kind in "ub":
+        x = x.astype("int64")                                # negating unsigned or boolean values wraps
     order = xp.argsort(-x if descending else x, axis=dim, kind="stable")
     if k is not None:
         order = order[(slice(None),) * dim + (slice(0, k),)]
@@ -73,8 +76,9 @@ class Scatter(Function):
             raise ValueError(f"scatter: index must be an integer tensor with the input's {x.ndim} dimensions, "
                              f"got dtype {index.dtype}, shape {tuple(index.shape)}")
         dim = dim % max(x.ndim, 1)
-        if index.size and (int(index.min()) < -x.shape[dim] or int(index.max()) >= x.shape[dim]):
-            raise IndexError(f"scatter: index out of range for dimension {dim} of size {x.shape[dim]}")
+        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
+            raise IndexError(f"scatter: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
+                             f"{int(index.min())}..{int(index.max())}")
         written = _positions(xp, index, dim)
         from_src = tuple(slice(0, n) for n in index.shape)        # src's leading block, index's shape
         y = x.copy()
