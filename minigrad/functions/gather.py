@@ -40,9 +40,13 @@ class Gather(Function):
 
 
 def _positions(xp, index, dim):
-    """The full integer index (one array per dimension) of every element that gather picks."""
-    grids = list(xp.indices(index.shape, sparse=True))
-    grids[dim] = index
+    """The full integer index (one array per dimension, broadcasting to index's shape) of every element
+    that gather picks: index itself along dim, the element's own position along the others."""
+    grids = []
+    for d, n in enumerate(index.shape):
+        shape = [1] * index.ndim
+        shape[d] = n
+        grids.append(index if d == dim else xp.arange(n).reshape(shape))
     return tuple(grids)
 
 
