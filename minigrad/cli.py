@@ -5,6 +5,11 @@
     minigrad assignment new NAME [DIR]
     minigrad check SUBMISSION --assignment NAME [--json results.json] [--only CHECK ...]
                    [--time-limit S] [--memory-limit MB]
+    minigrad lessons notebooks [OUT] [--lessons PATH]
+
+The lessons ship in the repository (lessons/), not in the package: ``minigrad
+lessons`` reads them from ``--lessons`` (default ./lessons, so run it from the
+repository's root) and writes the .ipynb files into OUT (default: beside them).
 
 SOURCE and --assignment are a shipped assignment's name or the path of an assignment folder
 (``assignment new`` scaffolds one: a private assignment, in the instructor's own folder).
@@ -55,6 +60,13 @@ def _check(args):
     return 0 if all(r["passed"] for r in results) else 1
 
 
+def _notebooks(args):
+    from .lesson import write_notebooks
+    for path in write_notebooks(args.lessons, args.out):
+        print(path)
+    return 0
+
+
 def parser():
     top = argparse.ArgumentParser(prog="minigrad", description="minigrad coursework tools")
     commands = top.add_subparsers(dest="command", required=True)
@@ -79,6 +91,12 @@ def parser():
     check.add_argument("--time-limit", type=float, default=10.0, help="seconds per check (default 10)")
     check.add_argument("--memory-limit", type=int, default=1024, help="MB per check (default 1024)")
     check.set_defaults(run=_check)
+    lessons = commands.add_parser("lessons", help="the lessons as Jupyter notebooks")
+    lesson_actions = lessons.add_subparsers(dest="action", required=True)
+    notebooks = lesson_actions.add_parser("notebooks", help="write an .ipynb for every lesson")
+    notebooks.add_argument("out", nargs="?", help="folder for the notebooks (default: the lessons folder)")
+    notebooks.add_argument("--lessons", default="lessons", help="the repository's lessons folder (default ./lessons)")
+    notebooks.set_defaults(run=_notebooks)
     return top
 
 
@@ -86,7 +104,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, KeyError, OSError) as error:
+    except (ValueError, KeyError, OSError, ImportError) as error:
         print(f"minigrad: {error}", file=sys.stderr)
         return 2
 

@@ -109,18 +109,25 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
 
 
 def orthogonal_(tensor, gain=1.0):
-    """A (semi-)orthogonal matrix (Saxe et al., 2013) times gain: the Q of a QR of a normal draw,
-    signs fixed so the draw is uniform; dimensions after the first are flattened, as torch."""
+    """Fill with a random (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2014), as torch.nn.init.orthogonal_.
+
+    The weight is viewed as (rows, cols) = (shape[0], the rest).  A Gaussian
+    matrix is QR-factorised and each column of Q multiplied by the sign of R's
+    diagonal, which makes the draw uniform over orthogonal matrices: the rows
+    (if rows <= cols) or the columns (otherwise) are orthonormal.  Keras'
+    ``Orthogonal`` initializer, the default for recurrent weights, is the same.
+    """
     if tensor.ndim < 2:
-        raise ValueError(f"orthogonal_: needs at least 2 dimensions, got {tensor.shape}")
+        raise ValueError(f"orthogonal_ needs a weight with 2 or more dimensions, got shape {tensor.shape}")
     rows = tensor.shape[0]
-    cols = tensor.numel() // rows
-    flat = backend.host_generator().normal(size=(rows, cols))
+    cols = math.prod(tensor.shape[1:])
+    host = backend.get_module("cpu")                       # drawn and factorised on the host, like every draw
+    flat = backend.random_normal((rows, cols), "float64", "cpu")
     if rows < cols:
-        flat = flat.T
-    host = backend.get_module("cpu")                # the draw is made on the host, then copied to the device
+        flat = flat.T                                      # QR of the tall (cols, rows) matrix
     q, r = host.linalg.qr(flat)
-    q = q * host.where(r.diagonal() < 0, -1.0, 1.0)
+    q = q * host.sign(host.diagonal(r))                    # column j times sign(r_jj)
     if rows < cols:
         q = q.T
-    return _fill(tensor, backend.asarray((gain * q).reshape(tensor.shape), dtype=tensor.dtype, device=tensor.device))
+    data = backend.asarray(gain * q.reshape(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    return _fill(tensor, data)
