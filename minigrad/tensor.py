@@ -529,13 +529,11 @@ class Tensor:
         return self.reshape(tuple(shape))
 
     def squeeze(self, dim=None):
+        """Drop size-1 dimensions: all of them, or those among ``dim`` (an int or a tuple); others stay."""
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
-        if self.shape[dim] != 1:
-            return self
-        shape = list(self.shape)
-        del shape[dim]
-        return self.reshape(tuple(shape))
+        dims = {d % max(self.ndim, 1) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        return self.reshape(tuple(n for d, n in enumerate(self.shape) if not (d in dims and n == 1)))
 
     def expand(self, *shape):
         """Broadcast to ``shape`` (-1 keeps a dimension); the backward sums over the copies."""

@@ -68,7 +68,8 @@ CASES = {
                       lambda L, a, b: (L.bmm(a, b), L.matmul(a, b), L.mm(a[0], b[1]), a[0].mm(b[0]))),
     "shape_functions": ([normal(2, 3, 4)], [], lambda L, a: (
         L.reshape(a, (4, 6)), L.flatten(a, 1), L.permute(a, (2, 0, 1)), L.transpose(a, 0, 2), L.t(a[0]),
-        L.squeeze(L.unsqueeze(a, 1), 1), L.chunk(a, 2, 2)[1], a[1].t())),
+        L.squeeze(L.unsqueeze(a, 1), 1), L.chunk(a, 2, 2)[1], a[1].t(), a[:1, :, :1].squeeze((0, 2)),
+        a[:1].squeeze((0, 1)), a[:, :1].squeeze(-2))),
     "norm": ([normal(3, 4)], [], lambda L, a: (L.norm(a), a.norm(2, dim=-1, keepdim=True), a.norm(1, dim=0),
                                                a.norm(3, dim=(0, 1)), a.norm(float("inf"), dim=1))),
     "norm_of_zeros_and_ties": ([lambda rng: numpy.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]])], [],
