@@ -179,6 +179,14 @@ def _stale_input_error(node):
     )
 
 
+def _gradient_count_error(node, count):
+    return GraphError(
+        f"backward of {node.name()} returned {count} gradient(s), but its forward takes "
+        f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
+        "forward, in order (None for an argument that gets no gradient)"
+    )
+
+
 def backward(tensor, grad, retain_graph=False):
     """Accumulate dL/dx into ``x.grad`` for every leaf x that requires grad.
 
@@ -221,6 +229,8 @@ def backward(tensor, grad, retain_graph=False):
         grads = node.function.backward(node, *douts)
         if type(grads) is not tuple:
             grads = (grads,)
+        if len(grads) != len(node.inputs):
+            raise _gradient_count_error(node, len(grads))
         if not retain_graph:
             node.saved_tensors = ()
             node.freed = True
