@@ -4,6 +4,7 @@ from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
 from .elementwise import Abs, Exp, Log, ReLU, Sigmoid, Tanh
 from .embedding import Embedding
+from .indexing import SetItem
 from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, CrossEntropy, NLLLoss
 from .normalization import LayerNorm
