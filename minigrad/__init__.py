@@ -21,4 +21,26 @@ from . import nn
 from . import optim
 from .serialization import save, load
 
+# torch's other top-level names (issue 13): dtypes, devices, the operations as functions, more factories
+from .autograd import inference_mode, set_grad_enabled
+from .dtypes import bool, double, float, half, int, int8, int16, short, uint8
+from .devices import device
+from . import cuda
+from . import return_types
+from .ops import (
+    abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, div, exp, flatten, gather,
+    is_tensor, log, log_softmax, masked_fill, matmul, max, mean, min, mm, mul, multinomial, neg, numel,
+    permute, pow, relu, repeat_interleave, reshape, rsqrt, sigmoid, sin, softmax, sort, sqrt, square, squeeze,
+    std, sub, sum, t, tanh, topk, transpose, tril, triu, unsqueeze, var,
+)
+from .factories import (
+    empty_like, eye, from_numpy, full_like, linspace, rand_like, randint_like, randn_like, randperm,
+)
+from . import absent as _absent
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """Names of torch that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py)."""
+    return _absent.explain("minigrad", name)

@@ -55,6 +55,24 @@ def enable_grad():
     return _GradMode(True)
 
 
+def inference_mode(mode=True):
+    """As ``no_grad()`` (minigrad has no separate inference tensors); inference_mode(False) records."""
+    return _GradMode(not mode)
+
+
+class set_grad_enabled(_GradMode):
+    """set_grad_enabled(False) stops recording at once; in a ``with``, only until the block ends."""
+
+    def __init__(self, mode):
+        global _grad_enabled
+        super().__init__(bool(mode))
+        self.previous, _grad_enabled = _grad_enabled, bool(mode)
+
+    def __enter__(self):
+        global _grad_enabled
+        _grad_enabled = self.enabled       # previous was kept when the switch was made
+
+
 class Context:
     """One node of the graph: what a Function's backward needs.
 

@@ -3,12 +3,15 @@
 Each function checks its arguments and calls one Function from
 ``minigrad.functions`` (or composes a few Tensor operations).
 """
+import warnings
+
 from . import backend
 from . import functions as fn
 from .tensor import Tensor, cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .attention import scaled_dot_product_attention  # noqa: F401  (minigrad/attention.py)
 from .functions.gelu import gelu  # noqa: F401  (exact erf GELU, minigrad/functions/gelu.py)
 from .functions.rnn import gru, lstm, rnn  # noqa: F401  (hand-written BPTT, minigrad/functions/rnn.py)
+from . import absent
 
 
 def _data(value):
@@ -28,12 +31,24 @@ def sigmoid(x):
     return fn.Sigmoid.apply(x)
 
 
-def softmax(x, dim=-1):
-    return fn.Softmax.apply(x, dim)
+def softmax(x, dim=None):
+    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning)."""
+    return fn.Softmax.apply(x, _softmax_dim("softmax", x, dim))
 
 
-def log_softmax(x, dim=-1):
-    return fn.LogSoftmax.apply(x, dim)
+def log_softmax(x, dim=None):
+    """log(softmax(x)) over ``dim``, computed stably."""
+    return fn.LogSoftmax.apply(x, _softmax_dim("log_softmax", x, dim))
+
+
+def _softmax_dim(name, x, dim):
+    """torch's implicit choice when dim is omitted: 0 for 0-, 1- and 3-dimensional inputs, else 1."""
+    if dim is not None:
+        return dim
+    dim = 0 if x.ndim in (0, 1, 3) else 1
+    warnings.warn(f"{name}: implicit dimension choice (dim={dim}, as torch does) is deprecated; "
+                  "pass dim= explicitly", stacklevel=3)
+    return dim
 
 
 # ------------------------------------------------------------------ layers
@@ -66,20 +81,28 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 # ------------------------------------------------------------------ losses
-def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """Softmax cross entropy from logits (N, C) or (N, C, d1, ...) and integer targets (N, d1, ...)."""
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Softmax cross entropy from logits (N, C) or (N, C, d1, ...) and integer targets (N, d1, ...).
+
+    Arguments in torch's order; class weights (``weight``) are not implemented
+    and the legacy ``size_average``/``reduce`` are refused (use ``reduction``).
+    """
+    _torch_only_arguments("cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     return fn.CrossEntropy.apply(input, _data(target), ignore_index, label_smoothing, reduction)
 
 
-def nll_loss(input, target, ignore_index=-100, reduction="mean"):
-    """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...)."""
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...) (torch's argument order)."""
+    _torch_only_arguments("nll_loss", weight=weight, size_average=size_average, reduce=reduce)
     return fn.NLLLoss.apply(input, _data(target), ignore_index, reduction)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean((input - target)^2), composed from primitives."""
+    _torch_only_arguments("mse_loss", size_average=size_average, reduce=reduce)
     if isinstance(target, Tensor) and input.shape != target.shape:
         raise ValueError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
     squared = (input - target) ** 2
@@ -92,13 +115,100 @@ def mse_loss(input, target, reduction="mean"):
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """Binary cross entropy on logits, stable for any logit size."""
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross entropy on logits, stable for any logit size (torch's argument order)."""
+    _torch_only_arguments("binary_cross_entropy_with_logits", weight=weight, size_average=size_average,
+                          reduce=reduce, pos_weight=pos_weight)
     return fn.BCEWithLogits.apply(input, target, reduction)
 
 
-def one_hot(ids, num_classes):
-    """(…,) integer ids -> (…, num_classes) float tensor of 0/1 (no gradient)."""
-    data = _data(ids)
+def one_hot(tensor, num_classes=-1):
+    """(…,) integer ids -> (…, num_classes) int64 tensor of 0/1, as torch (use .float() to multiply).
+
+    num_classes=-1: one more than the largest id."""
+    data = _data(tensor)
     xp = backend.array_module(data)
-    return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("float32"))
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: expects integer class ids, got dtype {data.dtype}: use .long()")
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1 if data.size else 0
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= num_classes):
+        raise ValueError(f"one_hot: class ids must be in 0..{num_classes - 1}, got {int(data.min())}..{int(data.max())}")
+    return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("int64"))
+
+
+def _torch_only_arguments(name, **arguments):
+    """Refuse torch arguments that minigrad does not implement, rather than ignore them."""
+    for argument, value in arguments.items():
+        if value is None:
+            continue
+        if argument in ("size_average", "reduce"):
+            raise TypeError(f"{name}: {argument}= is deprecated in torch too; use reduction='mean'|'sum'|'none'")
+        raise NotImplementedError(f"{name}: {argument}= is not implemented in minigrad; weight the "
+                                  f"unreduced loss (reduction='none') yourself")
+
+
+# ------------------------------------------------------------------ more of torch.nn.functional (issue 13)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean(|input - target|), composed from primitives."""
+    _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
+    return _reduced("l1_loss", (input - target).abs(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence with ``input`` as log-probabilities:  target * (log target - input), 0 where target = 0.
+
+    reduction: 'mean' over every element (torch's default, which is not the KL of
+    a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
+    """
+    _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0)                   # log(1) = 0 where the target is 0
+        pointwise = target * safe.log() - target * input        # xlogy(t, t) - t * input
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduced("kl_div", pointwise, reduction)
+
+
+def _reduced(name, loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative sizes, crop) the last len(pad) // 2 dimensions with ``value`` (default 0).
+
+    pad = (last_before, last_after, second_last_before, second_last_after, ...), as torch.
+    """
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: {tuple(pad)} needs an even length of at most 2 * {input.ndim} (two per dimension)")
+    value = 0 if value is None else value
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        keep = slice(max(-before, 0), out.shape[dim] - max(-after, 0))      # negative sizes crop
+        out = out[(slice(None),) * dim + (keep,)]
+        pieces = []
+        for size in (before, after):
+            shape = list(out.shape)
+            shape[dim] = max(size, 0)
+            pieces.append(out.new_full(tuple(shape), value))
+        out = cat([pieces[0], out, pieces[1]], dim)
+    return out
+
+
+def __getattr__(name):
+    """Names of torch.nn.functional that minigrad leaves out on purpose: say so, and what to use."""
+    return absent.explain("minigrad.functional", name)

@@ -8,8 +8,11 @@ forward and backward side by side.
 """
 import numpy
 
-from . import autograd, backend
+from . import autograd, backend, return_types
 from . import functions as fn
+from .devices import device_named
+from .functions.gather import sort_indices
+from .sampling import multinomial_indices
 
 _default_dtype = numpy.dtype("float32")
 
@@ -116,7 +119,8 @@ class Tensor:
 
     @property
     def device(self):
-        return backend.device_of(self.data)
+        """A ``minigrad.device`` (a str such as "cpu", with torch's ``.type`` and ``.index``)."""
+        return device_named(backend.device_of(self.data))
 
     @property
     def is_leaf(self):
@@ -449,10 +453,14 @@ class Tensor:
         return fn.Max.apply(self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False):
-        """max() -> the largest value;  max(dim) -> (values, indices), as in PyTorch."""
+        """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), as in PyTorch."""
         if dim is None:
             return fn.Max.apply(self, None, False)
-        return fn.Max.apply(self, dim, keepdim), self.argmax(dim, keepdim)
+        indices = self.argmax(dim, keepdim=True)
+        values = self.gather(dim, indices)                           # the gradient goes to that index, as torch
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+        return return_types.max(values, indices)
 
     def argmax(self, dim=None, keepdim=False):
         xp = backend.array_module(self.data)
@@ -524,6 +532,188 @@ class Tensor:
         size = -(-self.shape[dim] // chunks)
         return self.split(size, dim)
 
+    # ------------------------------------------------------------------ more of torch.Tensor's methods
+    # (each one line on top of a Function above, or on one of minigrad/functions/)
+    def sin(self):
+        return fn.Sin.apply(self)
+
+    def cos(self):
+        return fn.Cos.apply(self)
+
+    def rsqrt(self):
+        return fn.Pow.apply(self, -0.5)
+
+    def square(self):
+        return fn.Pow.apply(self, 2)
+
+    def clamp(self, min=None, max=None):
+        """Values limited to [min, max]; the gradient is 1 inside (bounds included), 0 outside."""
+        return fn.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def tril(self, diagonal=0):
+        """The lower triangle of the last two dims (j - i <= diagonal kept), zeros above it."""
+        return fn.Where.apply(_triangle(self, diagonal, lower=True), self, 0)
+
+    def triu(self, diagonal=0):
+        """The upper triangle of the last two dims (j - i >= diagonal kept), zeros below it."""
+        return fn.Where.apply(_triangle(self, diagonal, lower=False), self, 0)
+
+    def bmm(self, mat2):
+        """Batched matrix product (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting, as torch.bmm."""
+        if self.ndim != 3 or mat2.ndim != 3 or self.shape[0] != mat2.shape[0]:
+            raise ValueError(f"bmm: expected (b, n, m) and (b, m, p) with the same b, got {self.shape} and "
+                             f"{mat2.shape}; use matmul (or @) to broadcast")
+        return fn.MatMul.apply(self, mat2)
+
+    def mm(self, mat2):
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise ValueError(f"mm: expected two matrices, got {self.shape} and {mat2.shape}; use matmul (or @)")
+        return fn.MatMul.apply(self, mat2)
+
+    matmul = __matmul__
+
+    def t(self):
+        if self.ndim > 2:
+            raise ValueError(f"t(): expects at most 2 dimensions, got {self.shape}; use transpose(dim0, dim1)")
+        return self.T
+
+    def gather(self, dim, index):
+        """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
+        return fn.Gather.apply(self, dim, index.data if isinstance(index, Tensor) else index)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest (smallest) entries along dim, largest first; gradient to values."""
+        indices = Tensor._from_array(sort_indices(self.data, dim, descending=largest, k=k))
+        return return_types.topk(self.gather(dim, indices), indices)
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) sorted along dim (stable: equal values keep their order)."""
+        indices = Tensor._from_array(sort_indices(self.data, dim, descending=descending))
+        return return_types.sort(self.gather(dim, indices), indices)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return Tensor._from_array(sort_indices(self.data, dim, descending=descending))
+
+    def amin(self, dim=None, keepdim=False):
+        """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        return -fn.Max.apply(-self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return (-self).argmax(dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""
+        if dim is None:
+            return self.amin()
+        indices = self.argmin(dim, keepdim=True)
+        values = self.gather(dim, indices)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+        return return_types.min(values, indices)
+
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
+        correction = (1 if unbiased else 0) if correction is None else correction
+        mean = self.mean(dim, keepdim=True)
+        count = self.numel() // max(mean.numel(), 1)                # n, the number of values reduced
+        return ((self - mean) ** 2).sum(dim, keepdim) / max(count - correction, 0)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
+
+    def repeat(self, *sizes):
+        """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        if len(sizes) < self.ndim:
+            raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor with {self.ndim} dimensions")
+        own = (1,) * (len(sizes) - self.ndim) + self.shape
+        spread = self.reshape([n for side in own for n in (1, side)])             # (1, a, 1, b, ...)
+        tiled = spread.expand([n for r, side in zip(sizes, own) for n in (r, side)])  # (r0, a, r1, b, ...)
+        return tiled.reshape([r * side for r, side in zip(sizes, own)])
+
+    def repeat_interleave(self, repeats, dim=None):
+        """Each element repeated ``repeats`` (an int) times along dim (the flattened tensor when None)."""
+        if not isinstance(repeats, int):
+            raise TypeError("repeat_interleave: only an int number of repeats is supported")
+        source = self.reshape(-1) if dim is None else self
+        dim = 0 if dim is None else dim % source.ndim
+        shape = source.shape
+        copies = source.unsqueeze(dim + 1).expand(shape[:dim + 1] + (repeats,) + shape[dim + 1:])
+        return copies.reshape(shape[:dim] + (shape[dim] * repeats,) + shape[dim + 1:])
+
+    def multinomial(self, num_samples, replacement=False):
+        return Tensor._from_array(multinomial_indices(self.data, num_samples, replacement))
+
+    def contiguous(self):
+        """Itself: minigrad arrays need no contiguous copy before view()."""
+        return self
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    def type_as(self, other):
+        return self.type(other.dtype)
+
+    def view_as(self, other):
+        return self.reshape(other.shape)
+
+    reshape_as = view_as
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def half(self):
+        return self.type(float16)
+
+    def eq(self, other):
+        return self == other
+
+    def ne(self, other):
+        return self != other
+
+    def lt(self, other):
+        return self < other
+
+    def le(self, other):
+        return self <= other
+
+    def gt(self, other):
+        return self > other
+
+    def ge(self, other):
+        return self >= other
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A new leaf tensor from ``data``, with this tensor's dtype and device unless given."""
+        return Tensor(data, requires_grad=requires_grad, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _triangle(tensor, diagonal, lower):
+    """Boolean (n, m) mask of the kept triangle of the last two dimensions of ``tensor``."""
+    if tensor.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got {tensor.shape}")
+    xp = backend.array_module(tensor.data)
+    n, m = tensor.shape[-2:]
+    if lower:
+        return xp.tri(n, m, diagonal, dtype=bool)            # j - i <= diagonal
+    return ~xp.tri(n, m, diagonal - 1, dtype=bool)           # j - i >= diagonal
+
 
 # ---------------------------------------------------------------------- factories
 
@@ -565,10 +755,14 @@ def randn(*shape, dtype=None, device=None, requires_grad=False):
     return _new(lambda xp, s, d, dev: backend.random_normal(s, d, dev), shape, dtype, device, requires_grad)
 
 
-def randint(low, high, size, device=None):
-    """Integers in [low, high) as int64; reproducible under ``manual_seed``."""
+def randint(low, high=None, size=None, *, dtype=None, device=None):
+    """Integers in [low, high) as int64 (or ``dtype``); randint(high, size) draws from [0, high).
+
+    Reproducible under ``manual_seed``."""
+    if size is None:
+        low, high, size = 0, low, high
     device = backend.normalize_device(device)
-    return Tensor(backend.random_integers(low, high, tuple(size), device), device=device)
+    return Tensor(backend.random_integers(low, high, tuple(size), device), dtype=dtype, device=device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

@@ -2,8 +2,9 @@
 from .arithmetic import Add, Div, Mul, Neg, Pow, Sub
 from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
-from .elementwise import Abs, Exp, Log, ReLU, Sigmoid, Tanh
+from .elementwise import Abs, Clamp, Cos, Exp, Log, ReLU, Sigmoid, Sin, Tanh
 from .embedding import Embedding
+from .gather import Gather
 from .indexing import SetItem
 from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, CrossEntropy, NLLLoss

@@ -72,6 +72,16 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
+    def apply(self, fn):
+        """Call ``fn(module)`` on every submodule, children first, then on self (as torch); returns self.
+
+        model.apply(init_weights)   # def init_weights(m): if isinstance(m, nn.Linear): nn.init.zeros_(m.bias)
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def named_parameters(self, prefix=""):
         """(name, Parameter): each module's own parameters in assignment order, then its children's."""
         seen = set()
