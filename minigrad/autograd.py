@@ -191,8 +191,8 @@ def _check_same_device(args):
 
 def _stale_input_error(node):
     return GraphError(
-        f"backward of {node.name()}: one of its inputs was modified in place after "
-        "the forward used it, so its saved values are stale. Use an out-of-place "
+        f"backward of {node.name()}: one of its inputs (or its output) was modified in place "
+        "after the forward used it, so its saved values are stale. Use an out-of-place "
         "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
     )
 
@@ -261,7 +261,9 @@ def backward(tensor, grad, retain_graph=False):
                     f"for an input of shape {parent.shape}: a backward must return one "
                     "gradient per input, of that input's shape"
                 )
-            parent_node = parent.grad_fn
+            parent_node, index = parent.grad_fn, parent._output_index
+            if parent._history is not None:   # changed in place later: the node it had when used here
+                parent_node, index = parent._node_before(node.sequence)
             if parent_node is None:     # a leaf
                 parent._accumulate(dinput)
                 continue
@@ -269,7 +271,6 @@ def backward(tensor, grad, retain_graph=False):
             if slots is None:           # first gradient to reach this node: schedule it
                 slots = pending[parent_node] = [None] * len(parent_node.outputs_meta)
                 heapq.heappush(heap, (-parent_node.sequence, parent_node))
-            index = parent._output_index
             slots[index] = dinput if slots[index] is None else slots[index] + dinput   # never in place
 
 
