@@ -349,13 +349,13 @@ run.check(not bad_report.passed, "gradcheck rejects the wrong softplus backward"
 
 # %% [markdown]
 # The report names the worst element and both values, so you can see *where*
-# the backward is wrong.  `gradcheck.check_module` does the same for every
+# the backward is wrong.  `minigrad.check_module` does the same for every
 # parameter of a layer: here a small network in float64 (`.double()`).
 
 # %%
 net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).double()
 batch = minigrad.randn(4, 3, dtype=f64)
-module_report = minigrad.gradcheck.check_module(net, batch)
+module_report = minigrad.check_module(net, batch)
 print(module_report)
 run.check(module_report.passed, "gradcheck passes every parameter of Linear-Tanh-Linear")
 

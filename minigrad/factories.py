@@ -3,7 +3,8 @@
 (Issue 14 gathers the factories in ``minigrad/creation.py``; these join them there.)
 """
 from . import backend
-from .tensor import Tensor, empty, full, get_default_dtype, rand, randint, randn
+from .creation import empty, full, rand, randint, randn
+from .tensor import Tensor, get_default_dtype
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):

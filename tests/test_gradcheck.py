@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 import minigrad
 from minigrad import backend, nn
 from minigrad.autograd import Function
-from minigrad.gradcheck import GradcheckError, check_module, gradcheck
+from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 
 F64 = minigrad.float64
 
@@ -111,6 +111,36 @@ class ReLUWrongAtKink(Function):
     def backward(ctx, dout):
         (x,) = ctx.saved_tensors
         return (dout * ((x > 0) + 3 * (x == 0)),)
+
+
+class SquareTimesNaN(Function):
+    """y = x^2.   Broken: dy/dx = 2x * NaN (a 0/0 somewhere in backward)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return (2 * dout * x * float("nan"),)
+
+
+class SquareInfAtOneElement(Function):
+    """y = x^2.   Broken: dy/dx is inf at element 1 and right elsewhere."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        dx = 2 * dout * x
+        dx[1] = float("inf")
+        return (dx,)
 
 
 # --------------------------------------------------------------------- right backwards pass
@@ -242,12 +272,12 @@ def test_check_module_names_the_broken_parameter():
     assert [row["name"] for row in report.rows] == ["input 0", "scale", "linear.weight", "linear.bias"]
     assert [row["status"] for row in report.rows] == ["ok", "FAIL", "ok", "ok"]
     with pytest.raises(GradcheckError, match="scale"):
-        minigrad.gradcheck.check_module(module, x)
+        minigrad.check_module(module, x)
 
 
 def test_check_module_passes_linear_and_layernorm(device):
     module = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Tanh()).double().to(device)
-    report = minigrad.gradcheck.check_module(module, randn(2, 3, device=device))
+    report = minigrad.check_module(module, randn(2, 3, device=device))
     assert [row["name"] for row in report.rows] == ["input 0", "0.weight", "0.bias", "1.weight", "1.bias"]
 
 
@@ -262,6 +292,49 @@ def test_fast_mode_catches_a_wrong_backward(device):
     x = randn(40, 30, device=device)
     assert not gradcheck(SquareMissingFactor.apply, (x,), fast_mode=True, raise_exception=False)
     assert gradcheck(lambda x: (x * x).tanh(), (x,), fast_mode=True)
+
+
+def test_a_nan_gradient_fails_and_names_the_element(device):
+    x = randn(3, 2, device=device)
+    report = gradcheck(SquareTimesNaN.apply, (x,), raise_exception=False)
+    row = report["input 0"]
+    assert not report.passed and row["status"] == "FAIL"
+    assert "6 element(s) are not finite, first at (0, 0)" in row["note"] and "analytic" in row["note"]
+    with pytest.raises(GradcheckError, match="not finite"):
+        gradcheck(SquareTimesNaN.apply, (x,))
+    assert not gradcheck(SquareTimesNaN.apply, (x,), fast_mode=True, raise_exception=False)
+
+
+def test_an_inf_gradient_fails_at_that_element(device):
+    x = randn(4, device=device)
+    row = gradcheck(SquareInfAtOneElement.apply, (x,), raise_exception=False)["input 0"]
+    assert row["status"] == "FAIL" and row["worst_index"] == (1,)
+    assert "1 element(s) are not finite, first at (1,)" in row["note"]
+
+
+def test_a_function_that_is_not_finite_near_x_fails_too():
+    x = leaf([-1.0, 4.0])        # sqrt(-1) is NaN: the numeric gradient cannot be trusted there
+    with numpy.errstate(invalid="ignore"):
+        row = gradcheck(lambda x: x.sqrt(), (x,), raise_exception=False)["input 0"]
+    assert row["status"] == "FAIL" and "first at (0,)" in row["note"] and "numeric" in row["note"]
+
+
+def test_finite_differences_is_the_one_code_path():
+    from minigrad import finite_differences as fd
+    from minigrad import gradient_check
+    assert gradient_check.compare is fd.compare
+    assert fd.central_difference(numpy.array([3.0]), numpy.array([1.0]), 0.5).tolist() == [2.0]
+    assert fd.relative_error(numpy.array([1.0, 0.0]), numpy.array([3.0, 0.0])).tolist() == [2.0 / 3.0, 0.0]
+    slope = numpy.array([1.0, 2.0])        # L = <slope, x> around x = 0: L(+-eps e_i) = +-eps slope_i
+    row = fd.compare("w", (2,), slope, 1e-6 * slope, -1e-6 * slope, 0.0, 1e-6, 1e-5, 1e-3, nudge=None)
+    assert row["status"] == "ok" and not row["failing"].any()
+
+
+def test_the_module_is_not_shadowed_by_the_function():
+    import importlib
+    module = importlib.import_module("minigrad.gradient_check")
+    assert minigrad.gradcheck is module.gradcheck and minigrad.check_module is module.check_module
+    assert not hasattr(minigrad.gradcheck, "check_module")
 
 
 # --------------------------------------------------------------------- kinks

@@ -5,7 +5,7 @@ import pytest
 import minigrad
 from minigrad import functional as F
 from minigrad import nn
-from minigrad.gradcheck import check_module, gradcheck
+from minigrad.gradient_check import check_module, gradcheck
 
 
 def _x(*shape, device, shift=0.0):

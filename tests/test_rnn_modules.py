@@ -60,7 +60,7 @@ def test_module_gradcheck(kind, config):
 def test_module_gradcheck_on_device(device, kind):
     model = _module(kind, 2, 2, bidirectional=True).double().to(device)
     x = minigrad.randn(3, 2, 2, dtype=f64, device=device, requires_grad=True)
-    assert minigrad.gradcheck.check_module(model, x, None, [3, 2])
+    assert minigrad.check_module(model, x, None, [3, 2])
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -75,7 +75,7 @@ def test_cells_gradcheck(device, kind):
     cell = cell.double().to(device)
     x = (minigrad.randn(2, D, dtype=f64, device=device) + (0.5 if kind == "rnn_relu" else 0)).requires_grad_()
     state = _state(kind, (2, H), device)
-    assert minigrad.gradcheck.check_module(cell, x, state)
+    assert minigrad.check_module(cell, x, state)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -14,7 +14,7 @@ from minigrad.functions.rnn_steps import (
     gru_step_backward, gru_step_forward, lstm_step_backward, lstm_step_forward, rnn_step_backward,
     rnn_step_forward,
 )
-from minigrad.gradcheck import GradcheckError
+from minigrad.gradient_check import GradcheckError
 
 N, D, H = 2, 3, 4
 f64 = minigrad.float64

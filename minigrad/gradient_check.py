@@ -1,4 +1,4 @@
-"""gradcheck: compare hand-written backwards with finite differences.
+"""gradcheck and check_module: compare hand-written backwards with finite differences.
 
 For outputs y_k = fn(x) and fixed random upstream gradients v_k, the scalar
 
@@ -15,30 +15,19 @@ is the "numeric" one.  Element i passes when |a_i - n_i| <= atol + rtol |n_i|.
 <a, u> with (L(x + eps u) - L(x - eps u)) / (2 eps): two evaluations per input
 instead of two per element.
 
-Why float64: the difference quotient loses about half the digits of the dtype
-to cancellation, so float32 (7 digits) leaves ~3 digits, too few to tell a
-right backward from a slightly wrong one.  float32 inputs are refused.
-
-Kinks.  At a kink (relu at 0, max with a tie) the one-sided differences
-
-    right_i = (L(x + eps e_i) - L(x)) / eps,   left_i = (L(x) - L(x - eps e_i)) / eps
-
-disagree, and the central difference is their average, not a derivative.
-Where they disagree by much more than the tolerance (and than rounding
-noise), the gap is measured again with a step ten times smaller: a smooth
-function's gap (about eps |f''|) shrinks tenfold with the step, a kink's
-does not.  At a confirmed
-kink an analytic value between the two one-sided values is reported as
-"kink", not as a failure.
+The numbers are judged by ``finite_differences.compare``, the one
+central-difference code path (with its kink policy and relative error) that
+the lessons and the coursework grader use too.  float32 inputs are refused:
+the difference quotient keeps too few correct digits in float32 to judge a
+backward (see finite_differences).  A NaN or inf in either gradient fails.
 """
 import numpy
 
 from . import backend
 from .autograd import no_grad
+from .finite_differences import EPS, TINY, compare
 from .tensor import Tensor
 
-EPS_BY_DTYPE = {numpy.dtype("float64"): 1e-6}   # about the cube root of float64's epsilon
-TINY = 1e-300                                   # |a - n| / max(|a|, |n|, TINY): 0 / 0 reads as 0
 # gradcheck's own random stream, never the one manual_seed(seed) gives: an upstream gradient
 # equal to the test's first random input would hide bugs that x^T x symmetry masks
 _STREAM = 0x67726164
@@ -168,63 +157,6 @@ def _nudged_value(objective, data, index, step):
         data[index] = original
 
 
-def _compare(name, shape, analytic, plus, minus, center, eps, atol, rtol, nudge):
-    """One report row, from host arrays of the analytic gradient and the nudged values of L.
-
-    ``nudge(index, step)`` evaluates L with element ``index`` moved by ``step``
-    (used only to confirm suspected kinks).
-    """
-    numeric = (plus - minus) / (2 * eps)
-    abs_error = numpy.abs(analytic - numeric)
-    rel_error = abs_error / numpy.maximum(numpy.maximum(numpy.abs(analytic), numpy.abs(numeric)), TINY)
-    allowed = atol + rtol * numpy.abs(numeric)
-    right = (plus - center) / eps
-    left = (center - minus) / eps
-    gap = numpy.abs(right - left)
-
-    kink = numpy.zeros(shape, dtype=bool)
-    small = eps / 10
-    rounding = 4 * numpy.finfo(numpy.float64).eps * max(abs(center), 1.0) / small   # noise in a gap at `small`
-    for index in numpy.ndindex(*shape):
-        if gap[index] > 10 * allowed[index] and gap[index] > 10 * rounding:
-            small_gap = abs((nudge(index, small) - center) / small - (center - nudge(index, -small)) / small)
-            kink[index] = abs(small_gap - gap[index] / 10) > gap[index] / 20   # a curve shrinks it tenfold
-    between = ((analytic >= numpy.minimum(left, right) - allowed)
-               & (analytic <= numpy.maximum(left, right) + allowed))
-    failing = (abs_error > allowed) & ~(kink & between)
-
-    status, notes = "ok", []
-    accepted = kink & ~failing
-    if accepted.any():
-        status = "kink"
-        where = tuple(int(i) for i in numpy.unravel_index(numpy.argmax(accepted), shape))
-        notes.append(
-            f"{int(accepted.sum())} element(s), e.g. {where}, sit at a kink: the one-sided differences "
-            f"{left[where]:.6g} (left) and {right[where]:.6g} (right) disagree, so finite differences "
-            "cannot judge the derivative there; the analytic value lies between them, so it is accepted. "
-            "Move the inputs away from the kink (relu(x + 0.5), no ties in max) to check them too."
-        )
-    if failing.any():
-        status = "FAIL"
-        worst = numpy.argmax(numpy.where(failing, abs_error / allowed, -1.0))
-        at_kink = failing & kink
-        notes.insert(0, f"{int(failing.sum())} of {failing.size} element(s) differ: the gradient from "
-                        "backward (analytic) disagrees with finite differences (numeric)"
-                        + (f"; {int(at_kink.sum())} of them at a kink, with the analytic value outside the "
-                           "two one-sided differences" if at_kink.any() else ""))
-    else:
-        worst = numpy.argmax(abs_error) if abs_error.size else 0
-    worst_index = tuple(int(i) for i in numpy.unravel_index(worst, shape)) if abs_error.size else ()
-    pick = (lambda a: float(a[worst_index])) if abs_error.size else (lambda a: 0.0)
-    return {
-        "name": name, "shape": tuple(shape),
-        "max_abs_error": float(abs_error.max()) if abs_error.size else 0.0,
-        "max_rel_error": float(rel_error.max()) if rel_error.size else 0.0,
-        "worst_index": worst_index, "analytic": pick(analytic), "numeric": pick(numeric),
-        "status": status, "note": "\n  ".join(notes),
-    }
-
-
 def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     for name, tensor in named:
         _refuse_low_precision(name, tensor.dtype)
@@ -234,7 +166,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
                 "pass x.detach().requires_grad_() and do the computation inside fn"
             )
     if eps is None:
-        eps = EPS_BY_DTYPE[numpy.dtype("float64")]
+        eps = EPS
 
     # the analytic gradient, leaving any .grad the caller had untouched
     saved_grads = [t.grad for _, t in named]
@@ -273,7 +205,8 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
         for index in numpy.ndindex(*shape):
             plus[index] = nudge(index, eps)
             minus[index] = nudge(index, -eps)
-        row = _compare(name, shape, grad, plus, minus, center, eps, atol, rtol, nudge)
+        row = compare(name, shape, grad, plus, minus, center, eps, atol, rtol, nudge)
+        del row["failing"], row["nonfinite"]
         if fast_mode:
             row["shape"], row["worst_index"] = tuple(tensor.shape), "direction"
         rows.append(row)
@@ -299,7 +232,7 @@ def gradcheck(fn, inputs, *, eps=None, atol=1e-5, rtol=1e-3, fast_mode=False,
     fn:      called as fn(*inputs); returns a Tensor or a (nested) tuple of Tensors
     inputs:  a Tensor or a tuple of Tensors (and other arguments); the ones to
              check are float64 leaves with requires_grad=True
-    eps:     finite-difference step (None: EPS_BY_DTYPE, 1e-6 for float64)
+    eps:     finite-difference step (None: finite_differences.EPS, 1e-6)
     atol, rtol: an element passes when |analytic - numeric| <= atol + rtol |numeric|
     fast_mode: compare one random directional derivative per input instead
                of every element (for large tensors)
@@ -330,5 +263,3 @@ def check_module(module, *inputs, eps=None, atol=1e-5, rtol=1e-3, fast_mode=Fals
     return _check(lambda *args: module(*args), inputs, named, eps, atol, rtol, fast_mode,
                   raise_exception, seed)
 
-
-gradcheck.check_module = check_module  # so that minigrad.gradcheck.check_module(...) works
