@@ -184,7 +184,7 @@ run.check(max(scaled_max) - min(scaled_max[1:]) < 0.25, "with scaling the weight
 E, heads, T = 16, 2, 8
 mha = nn.MultiheadAttention(E, heads, batch_first=True).to(run.device)
 x = minigrad.randn(3, T, E, device=run.device)
-out, head_weights = mha(x, x, x)                                             # self-attention
+out, head_weights = mha(x, x, x, average_attn_weights=False)                # self-attention, weights per head
 q = F.split_heads(mha.q_proj(x), heads)                                      # (N, H, T, E/H)
 k = F.split_heads(mha.k_proj(x), heads)
 v = F.split_heads(mha.v_proj(x), heads)
@@ -226,7 +226,7 @@ class Neighbours(nn.Module):
         self.right = nn.Linear(E, V_sym)
 
     def forward(self, x):                                                       # x (N, T, E)
-        h, weights = self.attention(x, x, x)
+        h, weights = self.attention(x, x, x, average_attn_weights=False)
         return self.left(h), self.right(h), weights                             # (N, T, V) twice, (N, H, T, T)
 
 
@@ -308,7 +308,7 @@ print("padding mask (True = ignore):\n", pad.numpy().astype(int))
 print("causal mask (True = ignore):\n", causal.numpy().astype(int))
 
 qkv = minigrad.randn(3, 1, 5, 4, device=run.device, requires_grad=True)        # (N, heads, T, d)
-masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask, return_weights=True)
+masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask=mask, return_weights=True)
 masked_out.sum().backward()
 w = masked_weights.numpy()[:, 0]                                                 # (N, Tq, Tk)
 print("weights of the second sequence (padding after 3 tokens, causal):\n", np.round(w[1], 3))

@@ -222,23 +222,70 @@ def __getattr__(name):
 
 
 # ------------------------------------------------------------------ attention
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, scale=None,
-                                 return_weights=False, is_causal=False):
-    """softmax(Q K^T * scale) V over any leading (batch, head) dimensions.
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                                 scale=None, enable_gqa=False, mask=None, return_weights=False):
+    """softmax(Q K^T * scale + bias) V over any leading (batch, head) dimensions, as PyTorch's.
 
     query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
-    mask:       bool, broadcastable to (..., Tq, Tk); True = may not attend
+    attn_mask:  PyTorch's meaning: bool, True = MAY attend; or float, added to the scores.
+                Broadcastable to (..., Tq, Tk).
     dropout_p:  dropout on the attention weights (pass 0.0 when not training)
+    is_causal:  query i attends to keys j <= i only (not together with attn_mask, as in PyTorch)
     scale:      default 1 / sqrt(Dk)
-    is_causal:  add causal_mask(Tq, Tk) to ``mask``
+    enable_gqa: key and value have fewer heads (dim -3) than query, each shared by a group of query heads
+    minigrad's own keyword-only arguments:
+    mask:       bool, True = may NOT attend (minigrad's convention, minigrad/masks.py); instead of attn_mask
     return_weights: also return the weights (..., Tq, Tk) (before dropout)
+
+    A query whose keys are all masked out gets a zero output and zero gradients
+    (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
     """
+    if attn_mask is not None and mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask (PyTorch's: True = may attend, or a "
+                         "float added to the scores) or mask (minigrad's: True = may not attend), not both")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
+                           "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if enable_gqa:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], dim=-3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
+    bias = None
+    if attn_mask is not None:
+        allowed = _data(attn_mask)
+        if allowed.dtype.kind == "b":
+            mask = ~allowed                                       # PyTorch's True = attend -> blocked
+        elif isinstance(attn_mask, Tensor) and attn_mask.requires_grad or not _only_zero_or_minus_inf(allowed):
+            bias = attn_mask                                      # a float mask with values to add
+        else:
+            mask = allowed == -math.inf                           # 0 / -inf: the same as a boolean mask
+    if key.shape[-2] == 0 or bias is not None:
+        return _attention_composed(query, key, value, bias, dropout_p, scale, return_weights)
     if is_causal:
         mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
     attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
     return attention.apply(query, key, value, _data(mask), float(dropout_p), float(scale), bool(return_weights))
+
+
+def _only_zero_or_minus_inf(array):
+    return bool(((array == 0) | (array == -math.inf)).all())
+
+
+def _attention_composed(query, key, value, bias, dropout_p, scale, return_weights):
+    """Attention from primitives, for a float ``bias`` added to the scores (and for Tk = 0)."""
+    scores = (query @ key.transpose(-2, -1)) * scale                 # (..., Tq, Tk)
+    if key.shape[-2] == 0:
+        weights = scores                                              # no keys: empty weights, zero output
+    else:
+        if bias is not None:
+            scores = scores + bias
+        xp = backend.array_module(scores.data)
+        blocked = xp.isneginf(scores.data).all(axis=-1, keepdims=True)   # rows with no key left
+        weights = scores.masked_fill(blocked, 0.0).softmax(-1).masked_fill(blocked, 0.0)
+    dropped = dropout(weights, dropout_p) if dropout_p > 0.0 else weights
+    out = dropped @ value                                             # (..., Tq, Dv)
+    return (out, weights) if return_weights else out
 
 
 def split_heads(x, heads):
