@@ -18,6 +18,17 @@ def _data(value):
     return value.data if isinstance(value, Tensor) else value
 
 
+def same_dtype(op, error=RuntimeError, **tensors):
+    """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
+    float64 input would otherwise quietly compute in float64): name them and the fix."""
+    dtypes = {name: t.dtype for name, t in tensors.items() if t is not None and getattr(t, "dtype", None) is not None
+              and t.dtype.kind == "f"}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
+        raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
+                           "(model.double() or x.float()), as PyTorch requires too")
+
+
 # ------------------------------------------------------------------ activations
 def relu(x):
     return fn.ReLU.apply(x)
@@ -66,6 +77,7 @@ def linear(x, weight, bias=None):
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
             f"but the weight {weight.shape} (out_features, in_features) expects in_features={weight.shape[1]}"
         )
+    same_dtype("linear", input=x, weight=weight, bias=bias)
     return fn.Linear.apply(x, weight, bias)
 
 
@@ -84,6 +96,7 @@ def dropout(x, p=0.5, training=True):
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    same_dtype("layer_norm", input=x, weight=weight, bias=bias)
     return fn.LayerNorm.apply(x, weight, bias, tuple(normalized_shape), eps)
 
 
@@ -246,6 +259,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
                            "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
+    same_dtype("scaled_dot_product_attention", query=query, key=key, value=value)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     if enable_gqa:
@@ -329,6 +343,7 @@ def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     """
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.RNNFunction, fn.FastRNNFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
@@ -339,6 +354,7 @@ def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=No
 
     h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
     """
+    same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.LSTMFunction, fn.FastLSTMFunction)
     return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
@@ -351,6 +367,7 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
     Returns (output (T, N, H), h_n (N, H)).
     """
+    same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)

@@ -464,42 +464,44 @@ class Tensor:
 
     # ------------------------------------------------------------------ arithmetic
     def __add__(self, other):
-        return fn.Add.apply(self, other)
+        return fn.Add.apply(*_promote(self, other))
 
     def __radd__(self, other):
-        return fn.Add.apply(other, self)
+        return fn.Add.apply(*_promote(other, self))
 
     def __sub__(self, other):
-        return fn.Sub.apply(self, other)
+        return fn.Sub.apply(*_promote(self, other))
 
     def __rsub__(self, other):
-        return fn.Sub.apply(other, self)
+        return fn.Sub.apply(*_promote(other, self))
 
     def __mul__(self, other):
-        return fn.Mul.apply(self, other)
+        return fn.Mul.apply(*_promote(self, other))
 
     def __rmul__(self, other):
-        return fn.Mul.apply(other, self)
+        return fn.Mul.apply(*_promote(other, self))
 
     def __truediv__(self, other):
-        return fn.Div.apply(self, other)
+        return fn.Div.apply(*_promote(self, other, division=True))
 
     def __rtruediv__(self, other):
-        return fn.Div.apply(other, self)
+        return fn.Div.apply(*_promote(other, self, division=True))
 
     def __neg__(self):
         return fn.Neg.apply(self)
 
     def __pow__(self, exponent):
-        return fn.Pow.apply(self, exponent)
+        return fn.Pow.apply(*_promote(self, exponent))
 
     def __rpow__(self, base):
-        return fn.Pow.apply(base, self)
+        return fn.Pow.apply(*_promote(base, self))
 
     def __matmul__(self, other):
+        _same_float_dtype("matmul", self, other)
         return fn.MatMul.apply(self, other)
 
     def __rmatmul__(self, other):
+        _same_float_dtype("matmul", other, self)
         return fn.MatMul.apply(other, self)
 
     def __getitem__(self, index):
@@ -718,12 +720,12 @@ class Tensor:
         if self.ndim != 3 or mat2.ndim != 3 or self.shape[0] != mat2.shape[0]:
             raise ValueError(f"bmm: expected (b, n, m) and (b, m, p) with the same b, got {self.shape} and "
                              f"{mat2.shape}; use matmul (or @) to broadcast")
-        return fn.MatMul.apply(self, mat2)
+        return self @ mat2
 
     def mm(self, mat2):
         if self.ndim != 2 or mat2.ndim != 2:
             raise ValueError(f"mm: expected two matrices, got {self.shape} and {mat2.shape}; use matmul (or @)")
-        return fn.MatMul.apply(self, mat2)
+        return self @ mat2
 
     matmul = __matmul__
 
@@ -859,6 +861,32 @@ class Tensor:
 
 # Functions whose backward reads no values of their inputs (only shapes, indices, masks)
 _READS_NO_INPUT_VALUES = (fn.SetItem, fn.MaskedFill, fn.Add, fn.Sub)
+
+
+def _promote(a, b, division=False):
+    """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
+    that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
+    a_int = isinstance(a, Tensor) and a.dtype.kind in "iub"
+    b_int = isinstance(b, Tensor) and b.dtype.kind in "iub"
+    if not (a_int or b_int):
+        return a, b                                    # the common case: floats, or a float and a number
+    if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":
+        return a.type(b.dtype), b
+    if b_int and isinstance(a, Tensor) and a.dtype.kind == "f":
+        return a, b.type(a.dtype)
+    numbers_only = all(isinstance(v, Tensor) and v.dtype.kind in "iub" or isinstance(v, int) for v in (a, b))
+    if isinstance(a, float) or isinstance(b, float) or (division and numbers_only):
+        a = a.type(_default_dtype) if a_int else a
+        b = b.type(_default_dtype) if b_int else b
+    return a, b
+
+
+def _same_float_dtype(op, a, b):
+    """matmul, mm, bmm: PyTorch refuses float32 @ float64 (no quiet promotion); so does minigrad."""
+    a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if a_dtype is not None and b_dtype is not None and a_dtype != b_dtype and a_dtype.kind == b_dtype.kind == "f":
+        raise RuntimeError(f"{op}: expected both sides to have the same dtype, got {a_dtype} and {b_dtype}. "
+                           "Cast one side (x.double(), w.float()), as PyTorch requires too")
 
 
 def _is_basic(index):

@@ -205,6 +205,17 @@ class MultiheadAttention(Module):
             out = out.transpose(0, 1)
         return out, weights
 
+    def _upgrade_state_dict(self, prefix, state_dict):
+        """Called by load_state_dict: pack the keys of a checkpoint written when minigrad kept
+        q_proj/k_proj/v_proj as Linear layers into PyTorch's (in place, for this layer only)."""
+        if f"{prefix}q_proj.weight" not in state_dict:
+            return
+        old = OrderedDict((k, state_dict.pop(k)) for k in list(state_dict)
+                          if k.startswith(prefix) and k[len(prefix):].split(".")[0] in _LEGACY)
+        old[f"{prefix}out_proj.weight"] = state_dict[f"{prefix}out_proj.weight"]
+        for name, value in from_torch_state_dict(old).items():
+            state_dict.setdefault(name, value)
+
     def extra_repr(self):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, " \
                f"batch_first={self.batch_first}"
