@@ -257,11 +257,17 @@ class Tensor:
         self.grad_fn.retained[self._output_index] = self
         self._retains_grad = True
 
-    def backward(self, grad=None, retain_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute d(self)/dx for every leaf x that requires grad, added into ``x.grad``.
 
-        grad: dL/d(self), of self's shape; may be omitted only when self holds one element.
+        gradient: dL/d(self), of self's shape; may be omitted only when self holds one element.
+        retain_graph: keep the saved values for a second backward (default: create_graph, as torch).
+        create_graph and inputs (PyTorch's higher-order gradients, partial backward) are not implemented.
         """
+        if create_graph or inputs is not None:
+            raise NotImplementedError("backward(): create_graph and inputs are not implemented in minigrad "
+                                      "(no higher-order gradients); use the default backward()")
+        grad, retain_graph = gradient, bool(retain_graph)
         if not self.requires_grad:
             raise RuntimeError(
                 "backward(): this tensor does not require grad and has no grad_fn. Did you "

@@ -194,8 +194,8 @@ class Module:
 
         Values may be minigrad Tensors, NumPy arrays or PyTorch tensors (a PyTorch
         model's state dict loads as it is); they are copied (and cast to each
-        parameter's dtype).  A tied weight takes the value of whichever of its names
-        the dict holds.  A shape mismatch always raises; with strict=True a missing or
+        parameter's dtype).  A tied weight is expected under each of its names, as
+        PyTorch writes it (the last one loaded wins).  A shape mismatch always raises; with strict=True a missing or
         unexpected key raises too, in one RuntimeError that lists them all.  Returns
         (missing_keys, unexpected_keys).
         """
@@ -205,8 +205,7 @@ class Module:
             if upgrade is not None:
                 upgrade(f"{name}." if name else "", state_dict)
         own = OrderedDict(self._state_entries())
-        given = {id(own[k]) for k in own if k in state_dict}
-        missing = [k for k in own if k not in state_dict and id(own[k]) not in given]
+        missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         mismatched = []
         values = {}
