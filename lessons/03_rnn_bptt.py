@@ -37,6 +37,12 @@
 # transpose of PyTorch's W_ih.  The equations are the same; only the
 # orientation of the matrices differs.  We index steps t = 1..T in the maths
 # and 0..T-1 in code.
+#
+# **Read the code.**  One step of the RNN, forward and backward:
+# `minigrad/functions/rnn_steps.py`; the whole sequence with backpropagation
+# through time written by hand: `minigrad/functions/rnn.py`; the layer:
+# `minigrad/nn/rnn.py`; gradient norms per step and spectral radius:
+# `minigrad/instruments.py`; clipping: `minigrad/optim/clip.py`.
 
 # %%
 import time

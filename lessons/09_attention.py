@@ -37,6 +37,11 @@
 # Masks are boolean and True means "may NOT attend" (PyTorch's convention; some
 # texts, e.g. Dive into Deep Learning's `valid_lens`, describe the keys that *may*
 # be attended instead).
+#
+# **Read the code.**  Scaled dot-product attention, forward and backward:
+# `minigrad/functions/attention.py`; multi-head attention and the score
+# functions: `minigrad/nn/attention.py`; padding and causal masks:
+# `minigrad/masks.py`.
 
 # %%
 import math
@@ -262,12 +267,13 @@ run.table([{"heads": h, "accuracy (both neighbours)": results[h][0], "chance": 1
 
 two_head_weights = results[2][1].mean(axis=0)                                   # (H, T, T) averaged over the batch
 if plt:
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.8), layout="constrained")
     for h, ax in enumerate(axes):
-        ax.imshow(two_head_weights[h], cmap="viridis", vmin=0, vmax=1)
+        image = ax.imshow(two_head_weights[h], cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {h + 1}")
         ax.set_xlabel("key position")
         ax.set_ylabel("query position")
+    fig.colorbar(image, ax=list(axes), label="attention weight")
     fig.suptitle("Two heads, two neighbours: each head attends to one")
     run.savefig(fig, "heads.png")
 
@@ -314,13 +320,17 @@ w = masked_weights.numpy()[:, 0]                                                
 print("weights of the second sequence (padding after 3 tokens, causal):\n", np.round(w[1], 3))
 
 if plt:
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
+    colours = plt.get_cmap("viridis").copy()
+    colours.set_bad("white")                                                     # masked cells
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
     for n, (ax, title) in enumerate(zip(axes, ("5 tokens", "3 tokens + 2 pads", "all padding"))):
-        ax.imshow(w[n], cmap="viridis", vmin=0, vmax=1)
+        shown = np.ma.masked_where(mask.numpy()[n, 0], w[n])                     # hide the masked keys
+        image = ax.imshow(shown, cmap=colours, vmin=0, vmax=1)
         ax.set_title(title)
         ax.set_xlabel("key")
         ax.set_ylabel("query")
-    fig.suptitle("Causal + padding masks: weights (white squares are 0)")
+    fig.colorbar(image, ax=list(axes), label="attention weight")
+    fig.suptitle("Causal + padding masks: masked keys in white (their weight is exactly 0)")
     run.savefig(fig, "masks.png")
 
 allowed = ~mask.numpy()[:, 0]

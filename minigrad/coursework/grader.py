@@ -32,6 +32,7 @@ import traceback
 import numpy
 
 from .diagnostics import compare, diagnose_gradient
+from .hints import hints_for
 from .sandbox import run_check
 
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
@@ -119,7 +120,11 @@ def grade(submission, assignment, only=None, time_limit=10.0, memory_mb=1024):
             "name": check["name"], "passed": bool(outcome["passed"]),
             "score": points if outcome["passed"] else 0, "max_score": points,
             "max_rel_error": outcome.get("max_rel_error"), "worst": outcome.get("worst", ""),
-            "message": outcome.get("message", ""), "hint": "" if outcome["passed"] else check.get("hint", ""),
+            "message": outcome.get("message", ""),
+            # i11-content: hints in levels (hints.py); i11-engine's rewrite of this file supersedes it at merge
+            "hint": "" if outcome["passed"] or "but float64 is expected" in outcome.get("message", "") else "\n".join(hints_for(
+                assignment.spec, check,
+                "not implemented" if "not implemented yet" in outcome.get("message", "") else "failed")),
         })
     return results
 
@@ -215,7 +220,9 @@ def make_inputs(check, case, seed):
             values.append(entry["value"])
         elif "causal" in entry:
             size = case[entry["causal"]]
-            values.append(numpy.tril(numpy.ones((size, size), dtype=bool)))
+            # i11-content: the library's mask convention, True = may NOT attend (COMMON.md); one line so
+            # i11-engine's rewrite of this file supersedes it at merge
+            values.append(numpy.triu(numpy.ones((size, size), dtype=bool), k=1))
         else:
             shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
             values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))

@@ -66,3 +66,28 @@ def kaiming_uniform_(tensor, a=0.0):
     fan_in, _ = fan_in_and_fan_out(tensor)
     bound = math.sqrt(6.0 / ((1 + a * a) * fan_in))
     return uniform_(tensor, -bound, bound)
+
+
+def orthogonal_(tensor, gain=1.0):
+    """Fill with a random (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2014), as torch.nn.init.orthogonal_.
+
+    The weight is viewed as (rows, cols) = (shape[0], the rest).  A Gaussian
+    matrix is QR-factorised and each column of Q multiplied by the sign of R's
+    diagonal, which makes the draw uniform over orthogonal matrices: the rows
+    (if rows <= cols) or the columns (otherwise) are orthonormal.  Keras'
+    ``Orthogonal`` initializer, the default for recurrent weights, is the same.
+    """
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_ needs a weight with 2 or more dimensions, got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    cols = math.prod(tensor.shape[1:])
+    host = backend.get_module("cpu")                       # drawn and factorised on the host, like every draw
+    flat = backend.random_normal((rows, cols), "float64", "cpu")
+    if rows < cols:
+        flat = flat.T                                      # QR of the tall (cols, rows) matrix
+    q, r = host.linalg.qr(flat)
+    q = q * host.sign(host.diagonal(r))                    # column j times sign(r_jj)
+    if rows < cols:
+        q = q.T
+    data = backend.asarray(gain * q.reshape(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    return _fill(tensor, data)
