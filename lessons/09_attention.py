@@ -189,7 +189,7 @@ run.check(max(scaled_max) - min(scaled_max[1:]) < 0.25, "with scaling the weight
 E, heads, T = 16, 2, 8
 mha = nn.MultiheadAttention(E, heads, batch_first=True).to(run.device)
 x = minigrad.randn(3, T, E, device=run.device)
-out, head_weights = mha(x, x, x)                                             # self-attention
+out, head_weights = mha(x, x, x, average_attn_weights=False)                # self-attention, weights per head
 q = F.split_heads(mha.q_proj(x), heads)                                      # (N, H, T, E/H)
 k = F.split_heads(mha.k_proj(x), heads)
 v = F.split_heads(mha.v_proj(x), heads)
@@ -231,7 +231,7 @@ class Neighbours(nn.Module):
         self.right = nn.Linear(E, V_sym)
 
     def forward(self, x):                                                       # x (N, T, E)
-        h, weights = self.attention(x, x, x)
+        h, weights = self.attention(x, x, x, average_attn_weights=False)
         return self.left(h), self.right(h), weights                             # (N, T, V) twice, (N, H, T, T)
 
 

@@ -6,16 +6,27 @@ Each function checks its arguments and calls one Function from
 import math
 import warnings
 
+from . import absent
 from . import backend
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .masks import causal_mask, combine_masks
 from .tensor import Tensor
-from . import absent
 
 
 def _data(value):
     return value.data if isinstance(value, Tensor) else value
+
+
+def same_dtype(op, error=RuntimeError, **tensors):
+    """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
+    float64 input would otherwise quietly compute in float64): name them and the fix."""
+    dtypes = {name: t.dtype for name, t in tensors.items() if t is not None and getattr(t, "dtype", None) is not None
+              and t.dtype.kind == "f"}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
+        raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
+                           "(model.double() or x.float()), as PyTorch requires too")
 
 
 # ------------------------------------------------------------------ activations
@@ -75,6 +86,7 @@ def linear(input, weight, bias=None):
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
             f"but the weight {weight.shape} (out_features, in_features) expects in_features={weight.shape[1]}"
         )
+    same_dtype("linear", input=x, weight=weight, bias=bias)
     return fn.Linear.apply(x, weight, bias)
 
 
@@ -96,6 +108,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    same_dtype("layer_norm", input=input, weight=weight, bias=bias)
     return fn.LayerNorm.apply(input, weight, bias, tuple(normalized_shape), eps)
 
 
@@ -179,23 +192,71 @@ def _torch_only_arguments(name, **arguments):
 
 
 # ------------------------------------------------------------------ attention
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, scale=None,
-                                 return_weights=False, is_causal=False):
-    """softmax(Q K^T * scale) V over any leading (batch, head) dimensions.
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                                 scale=None, enable_gqa=False, mask=None, return_weights=False):
+    """softmax(Q K^T * scale + bias) V over any leading (batch, head) dimensions, as PyTorch's.
 
     query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
-    mask:       bool, broadcastable to (..., Tq, Tk); True = may not attend
+    attn_mask:  PyTorch's meaning: bool, True = MAY attend; or float, added to the scores.
+                Broadcastable to (..., Tq, Tk).
     dropout_p:  dropout on the attention weights (pass 0.0 when not training)
+    is_causal:  query i attends to keys j <= i only (not together with attn_mask, as in PyTorch)
     scale:      default 1 / sqrt(Dk)
-    is_causal:  add causal_mask(Tq, Tk) to ``mask``
+    enable_gqa: key and value have fewer heads (dim -3) than query, each shared by a group of query heads
+    minigrad's own keyword-only arguments:
+    mask:       bool, True = may NOT attend (minigrad's convention, minigrad/masks.py); instead of attn_mask
     return_weights: also return the weights (..., Tq, Tk) (before dropout)
+
+    A query whose keys are all masked out gets a zero output and zero gradients
+    (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
     """
+    if attn_mask is not None and mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask (PyTorch's: True = may attend, or a "
+                         "float added to the scores) or mask (minigrad's: True = may not attend), not both")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
+                           "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
+    same_dtype("scaled_dot_product_attention", query=query, key=key, value=value)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if enable_gqa:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], dim=-3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
+    bias = None
+    if attn_mask is not None:
+        allowed = _data(attn_mask)
+        if allowed.dtype.kind == "b":
+            mask = ~allowed                                       # PyTorch's True = attend -> blocked
+        elif isinstance(attn_mask, Tensor) and attn_mask.requires_grad or not _only_zero_or_minus_inf(allowed):
+            bias = attn_mask                                      # a float mask with values to add
+        else:
+            mask = allowed == -math.inf                           # 0 / -inf: the same as a boolean mask
+    if key.shape[-2] == 0 or bias is not None:
+        return _attention_composed(query, key, value, bias, dropout_p, scale, return_weights)
     if is_causal:
         mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
     attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
     return attention.apply(query, key, value, _data(mask), float(dropout_p), float(scale), bool(return_weights))
+
+
+def _only_zero_or_minus_inf(array):
+    return bool(((array == 0) | (array == -math.inf)).all())
+
+
+def _attention_composed(query, key, value, bias, dropout_p, scale, return_weights):
+    """Attention from primitives, for a float ``bias`` added to the scores (and for Tk = 0)."""
+    scores = (query @ key.transpose(-2, -1)) * scale                 # (..., Tq, Tk)
+    if key.shape[-2] == 0:
+        weights = scores                                              # no keys: empty weights, zero output
+    else:
+        if bias is not None:
+            scores = scores + bias
+        xp = backend.array_module(scores.data)
+        blocked = xp.isneginf(scores.data).all(axis=-1, keepdims=True)   # rows with no key left
+        weights = scores.masked_fill(blocked, 0.0).softmax(-1).masked_fill(blocked, 0.0)
+    dropped = dropout(weights, dropout_p) if dropout_p > 0.0 else weights
+    out = dropped @ value                                             # (..., Tq, Dv)
+    return (out, weights) if return_weights else out
 
 
 def split_heads(x, heads):
@@ -239,6 +300,7 @@ def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     """
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.RNNFunction, fn.FastRNNFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
@@ -249,6 +311,7 @@ def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=No
 
     h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
     """
+    same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.LSTMFunction, fn.FastLSTMFunction)
     return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
@@ -261,6 +324,7 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
     Returns (output (T, N, H), h_n (N, H)).
     """
+    same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)

@@ -33,6 +33,7 @@ from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Sigm
 from .embedding import Embedding
 from .gather import Gather, Scatter
 from .gelu import GELU
+from .indexing import SetItem
 from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, BinaryCrossEntropy, CrossEntropy, NLLLoss
 from .norm import Norm
