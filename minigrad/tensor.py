@@ -450,6 +450,17 @@ class Tensor:
         """A copy of self with index_copy_ applied (differentiable in self and source)."""
         return self.clone().index_copy_(dim, index, source)
 
+    def scatter_(self, dim, index, src=None, value=None):
+        """scatter (src, a tensor or number, written at index along dim), in place."""
+        src = value if src is None else src
+        index = index.data if isinstance(index, Tensor) else index
+        return self._write_in_place("scatter_", fn.Scatter, dim, index, self._operand(src))
+
+    def index_fill_(self, dim, index, value):
+        """self[..., index[i], ...] = value along ``dim``, in place (the annotated Transformer's label smoothing)."""
+        return self._write_in_place("index_fill_", fn.SetItem, _along(self, dim, index, "index_fill_"),
+                                    self._operand(value))
+
     def add_(self, other, alpha=1):
         return self._write_in_place("add_", fn.Add, other if alpha == 1 else other * alpha)
 
