@@ -6,12 +6,12 @@ Each function checks its arguments and calls one Function from
 import math
 import warnings
 
-from . import absent
 from . import backend
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .masks import causal_mask, combine_masks
 from .tensor import Tensor
+from . import absent
 
 
 def _data(value):
@@ -30,26 +30,30 @@ def same_dtype(op, error=RuntimeError, **tensors):
 
 
 # ------------------------------------------------------------------ activations
-def relu(x):
-    return fn.ReLU.apply(x)
+def relu(input, inplace=False):
+    _torch_only_arguments("relu", inplace=inplace)
+    return fn.ReLU.apply(input)
 
 
-def tanh(x):
-    return fn.Tanh.apply(x)
+def tanh(input):
+    return fn.Tanh.apply(input)
 
 
-def sigmoid(x):
-    return fn.Sigmoid.apply(x)
+def sigmoid(input):
+    return fn.Sigmoid.apply(input)
 
 
-def softmax(x, dim=None):
-    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning)."""
-    return fn.Softmax.apply(x, _softmax_dim("softmax", x, dim))
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
+    dtype: cast the input first (as torch)."""
+    input = input if dtype is None else input.type(dtype)
+    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim))
 
 
-def log_softmax(x, dim=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) over ``dim``, computed stably."""
-    return fn.LogSoftmax.apply(x, _softmax_dim("log_softmax", x, dim))
+    input = input if dtype is None else input.type(dtype)
+    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim))
 
 
 def _softmax_dim(name, x, dim):
@@ -62,16 +66,21 @@ def _softmax_dim(name, x, dim):
     return dim
 
 
-def gelu(x, approximate="none"):
-    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``)."""
+def gelu(input, approximate="none"):
+    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``), or
+    approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), composed from primitives (GPT-2's form)."""
+    x = input
+    if approximate == "tanh":
+        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
     if approximate != "none":
-        raise ValueError(f'gelu: only the exact form approximate="none" is implemented, got {approximate!r}')
+        raise ValueError(f'gelu: approximate must be "none" or "tanh", got {approximate!r}')
     return fn.GELU.apply(x)
 
 
 # ------------------------------------------------------------------ layers
-def linear(x, weight, bias=None):
+def linear(input, weight, bias=None):
     """y = x W^T + b,  x (..., in_features), W (out_features, in_features), b (out_features,)."""
+    x = input
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
@@ -81,23 +90,26 @@ def linear(x, weight, bias=None):
     return fn.Linear.apply(x, weight, bias)
 
 
-def embedding(ids, weight, padding_idx=None):
-    """Rows of ``weight`` (V, D) picked by integer ``ids`` (any shape) -> (*ids.shape, D)."""
-    return fn.Embedding.apply(weight, _data(ids), padding_idx)
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` (V, D) picked by integer ids ``input`` (any shape) -> (*input.shape, D)."""
+    _torch_only_arguments("embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return fn.Embedding.apply(weight, _data(input), padding_idx)
 
 
-def dropout(x, p=0.5, training=True):
+def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training."""
+    _torch_only_arguments("dropout", inplace=inplace)
     if not training or p == 0.0:
-        return x
-    return fn.Dropout.apply(x, p)
+        return input
+    return fn.Dropout.apply(input, p)
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    same_dtype("layer_norm", input=x, weight=weight, bias=bias)
-    return fn.LayerNorm.apply(x, weight, bias, tuple(normalized_shape), eps)
+    same_dtype("layer_norm", input=input, weight=weight, bias=bias)
+    return fn.LayerNorm.apply(input, weight, bias, tuple(normalized_shape), eps)
 
 
 # ------------------------------------------------------------------ losses
@@ -159,79 +171,24 @@ def one_hot(tensor, num_classes=-1):
 
 
 def _torch_only_arguments(name, **arguments):
-    """Refuse torch arguments that minigrad does not implement, rather than ignore them."""
+    """Refuse torch arguments that minigrad does not implement (any value but None or False), rather than
+    ignore them; each message says what to do instead."""
+    instead = {
+        "size_average": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "reduce": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "weight": "weight the unreduced loss (reduction='none') yourself",
+        "pos_weight": "weight the unreduced loss (reduction='none') yourself",
+        "inplace": "leave inplace=False (the same values, in a new tensor)",
+        "max_norm": "renormalise the embedding rows yourself under no_grad()",
+        "scale_grad_by_freq": "scale the weight's gradient yourself after backward()",
+        "sparse": "minigrad's gradients are dense",
+    }
     for argument, value in arguments.items():
-        if value is None:
+        if value is None or value is False:
             continue
-        if argument in ("size_average", "reduce"):
-            raise TypeError(f"{name}: {argument}= is deprecated in torch too; use reduction='mean'|'sum'|'none'")
-        raise NotImplementedError(f"{name}: {argument}= is not implemented in minigrad; weight the "
-                                  f"unreduced loss (reduction='none') yourself")
+        error = TypeError if argument in ("size_average", "reduce") else NotImplementedError
+        raise error(f"{name}: {argument}= is not implemented in minigrad: {instead[argument]}")
 
-
-# ------------------------------------------------------------------ more of torch.nn.functional (issue 13)
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """mean(|input - target|), composed from primitives."""
-    _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
-    return _reduced("l1_loss", (input - target).abs(), reduction)
-
-
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """KL divergence with ``input`` as log-probabilities:  target * (log target - input), 0 where target = 0.
-
-    reduction: 'mean' over every element (torch's default, which is not the KL of
-    a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
-    """
-    _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
-    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
-    if log_target:
-        pointwise = target.exp() * (target - input)
-    else:
-        safe = where(target > 0, target, 1.0)                   # log(1) = 0 where the target is 0
-        pointwise = target * safe.log() - target * input        # xlogy(t, t) - t * input
-    if reduction == "batchmean":
-        return pointwise.sum() / (input.shape[0] if input.ndim else 1)
-    return _reduced("kl_div", pointwise, reduction)
-
-
-def _reduced(name, loss, reduction):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Pad (or, with negative sizes, crop) the last len(pad) // 2 dimensions with ``value`` (default 0).
-
-    pad = (last_before, last_after, second_last_before, second_last_after, ...), as torch.
-    """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"pad: {tuple(pad)} needs an even length of at most 2 * {input.ndim} (two per dimension)")
-    value = 0 if value is None else value
-    out = input
-    for i in range(len(pad) // 2):
-        dim = input.ndim - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        keep = slice(max(-before, 0), out.shape[dim] - max(-after, 0))      # negative sizes crop
-        out = out[(slice(None),) * dim + (keep,)]
-        pieces = []
-        for size in (before, after):
-            shape = list(out.shape)
-            shape[dim] = max(size, 0)
-            pieces.append(out.new_full(tuple(shape), value))
-        out = cat([pieces[0], out, pieces[1]], dim)
-    return out
-
-
-def __getattr__(name):
-    """Names of torch.nn.functional that minigrad leaves out on purpose: say so, and what to use."""
-    return absent.explain("minigrad.functional", name)
 
 
 # ------------------------------------------------------------------ attention
@@ -372,3 +329,86 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)
 
+
+# ------------------------------------------------------------------ more of torch.nn.functional (issue 13)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean(|input - target|), composed from primitives."""
+    _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
+    return _reduced("l1_loss", (input - target).abs(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence with ``input`` as log-probabilities:  target * (log target - input), 0 where target = 0.
+
+    reduction: 'mean' over every element (torch's default, which is not the KL of
+    a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
+    """
+    _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0)                   # log(1) = 0 where the target is 0
+        pointwise = target * safe.log() - target * input        # xlogy(t, t) - t * input
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduced("kl_div", pointwise, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)) from probabilities p (logs clamped at -100, as torch).
+    On logits, binary_cross_entropy_with_logits is the stable form."""
+    _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    return fn.BinaryCrossEntropy.apply(input, target, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p over dim, eps): unit vectors along dim."""
+    return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / max(||x1|| ||x2||, eps) along dim (broadcasting x1 and x2)."""
+    dot = (x1 * x2).sum(dim)
+    return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp(min=eps)
+
+
+def _reduced(name, loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative sizes, crop) the last len(pad) // 2 dimensions with ``value`` (default 0).
+
+    pad = (last_before, last_after, second_last_before, second_last_after, ...), as torch.
+    """
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: {tuple(pad)} needs an even length of at most 2 * {input.ndim} (two per dimension)")
+    value = 0 if value is None else value
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        keep = slice(max(-before, 0), out.shape[dim] - max(-after, 0))      # negative sizes crop
+        out = out[(slice(None),) * dim + (keep,)]
+        pieces = []
+        for size in (before, after):
+            shape = list(out.shape)
+            shape[dim] = max(size, 0)
+            pieces.append(out.new_full(tuple(shape), value))
+        out = cat([pieces[0], out, pieces[1]], dim)
+    return out
+
+
+def __getattr__(name):
+    """Names of torch.nn.functional that minigrad leaves out on purpose: say so, and what to use."""
+    return absent.explain("minigrad.functional", name)

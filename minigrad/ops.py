@@ -80,23 +80,25 @@ clip = clamp
 
 
 def neg(input):
-    return -input
+    return input.neg()
 
 
 def add(input, other, alpha=1):
-    return input + other * alpha if alpha != 1 else input + other
+    """input + alpha * other."""
+    return _tensor(input).add(other, alpha)
 
 
 def sub(input, other, alpha=1):
-    return input - other * alpha if alpha != 1 else input - other
+    """input - alpha * other."""
+    return _tensor(input).sub(other, alpha)
 
 
 def mul(input, other):
-    return input * other
+    return _tensor(input).mul(other)
 
 
 def div(input, other):
-    return input / other
+    return _tensor(input).div(other)
 
 
 def masked_fill(input, mask, value):
@@ -128,18 +130,30 @@ def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
     return input.std(dim, unbiased, keepdim, correction=correction)
 
 
+def cumsum(input, dim):
+    return input.cumsum(dim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False):
+    return input.norm(p, dim, keepdim)
+
+
 def max(input, dim=None, keepdim=False):
-    """max(x) -> the largest value;  max(x, dim) -> (values, indices)."""
-    if isinstance(dim, Tensor):
-        raise TypeError("max(a, b) (elementwise) is not in minigrad: use minigrad.where(a >= b, a, b)")
+    """max(x) -> the largest value;  max(x, dim) -> (values, indices);  max(x, other) -> maximum(x, other)."""
     return input.max(dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):
-    """min(x) -> the smallest value;  min(x, dim) -> (values, indices)."""
-    if isinstance(dim, Tensor):
-        raise TypeError("min(a, b) (elementwise) is not in minigrad: use minigrad.where(a <= b, a, b)")
+    """min(x) -> the smallest value;  min(x, dim) -> (values, indices);  min(x, other) -> minimum(x, other)."""
     return input.min(dim, keepdim)
+
+
+def maximum(input, other):
+    return input.maximum(other)
+
+
+def minimum(input, other):
+    return input.minimum(other)
 
 
 def amax(input, dim=None, keepdim=False):
@@ -162,12 +176,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return input.topk(k, dim, largest, sorted)
 
 
-def sort(input, dim=-1, descending=False, stable=False):
-    return input.sort(dim, descending, stable)
+def sort(input, dim=-1, descending=False, *, stable=False):
+    return input.sort(dim, descending, stable=stable)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return input.argsort(dim, descending, stable)
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return input.argsort(dim, descending, stable=stable)
 
 
 # ------------------------------------------------------------------ linear algebra
@@ -208,6 +222,10 @@ def transpose(input, dim0, dim1):
     return input.transpose(dim0, dim1)
 
 
+def flip(input, dims):
+    return input.flip(dims)
+
+
 def t(input):
     return input.t()
 
@@ -224,8 +242,36 @@ def chunk(input, chunks, dim=0):
     return input.chunk(chunks, dim)
 
 
+def index_select(input, dim, index):
+    return input.index_select(dim, index)
+
+
+def masked_select(input, mask):
+    return input.masked_select(mask)
+
+
+def select(input, dim, index):
+    return input.select(dim, index)
+
+
+def unbind(input, dim=0):
+    return input.unbind(dim)
+
+
+def narrow(input, dim, start, length):
+    return input.narrow(dim, start, length)
+
+
+def nonzero(input):
+    return input.nonzero()
+
+
 def gather(input, dim, index):
     return input.gather(dim, index)
+
+
+def scatter(input, dim, index, src=None, value=None):
+    return input.scatter(dim, index, src, value=value)
 
 
 def repeat_interleave(input, repeats, dim=None):

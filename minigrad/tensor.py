@@ -182,11 +182,18 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None):
-        """This tensor on ``device`` and/or as ``dtype``; itself if nothing changes.
+    def to(self, device=None, dtype=None, non_blocking=False, copy=False):
+        """This tensor on ``device`` and/or as ``dtype``; itself if nothing changes (a clone if copy=True).
 
         Moving between devices keeps the tensor in the graph (gradients flow back).
+        to(other) takes the device and dtype of the tensor ``other``; non_blocking is accepted
+        and has no effect (every copy completes before it returns).
         """
+        if isinstance(device, Tensor):
+            device, dtype = device.device, device.dtype
+        if copy:
+            moved = self.to(device, dtype)
+            return moved.clone() if moved is self else moved
         if isinstance(device, (numpy.dtype, type)) and dtype is None:
             device, dtype = None, device
         target = self.device if device is None else backend.normalize_device(device)
@@ -279,7 +286,7 @@ class Tensor:
                 raise RuntimeError(
                     f"backward(): grad can be implicitly created only for a tensor with one "
                     f"element, this one has shape {self.shape}. Reduce it first (loss.sum(), "
-                    f"loss.mean()) or pass grad=<array of shape {self.shape}>"
+                    f"loss.mean()) or pass gradient=<array of shape {self.shape}>"
                 )
             grad = xp.ones(self.data.shape, dtype=self.dtype)
         else:
@@ -617,6 +624,8 @@ class Tensor:
         """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), as in PyTorch."""
         if dim is None:
             return fn.Max.apply(self, None, False)
+        if isinstance(dim, Tensor):                                 # max(other): elementwise, as torch
+            return self.maximum(dim)
         indices = self.argmax(dim, keepdim=True)
         values = self.gather(dim, indices)                           # the gradient goes to that index, as torch
         if not keepdim:
@@ -701,14 +710,45 @@ class Tensor:
     def cos(self):
         return fn.Cos.apply(self)
 
+    def __abs__(self):
+        return fn.Abs.apply(self)
+
+    def add(self, other, alpha=1):
+        """self + alpha * other."""
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        """self - alpha * other."""
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def neg(self):
+        return -self
+
     def rsqrt(self):
         return fn.Pow.apply(self, -0.5)
 
     def square(self):
         return fn.Pow.apply(self, 2)
 
+    def maximum(self, other):
+        """Elementwise max(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Maximum.apply(self, other)
+
+    def minimum(self, other):
+        """Elementwise min(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Minimum.apply(self, other)
+
     def clamp(self, min=None, max=None):
-        """Values limited to [min, max]; the gradient is 1 inside (bounds included), 0 outside."""
+        """Values limited to [min, max] (numbers); the gradient is 1 inside (bounds included), 0 outside."""
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            raise TypeError("clamp: the bounds must be numbers here; for tensor bounds use "
+                            "x.maximum(low).minimum(high) (gradients reach the bounds too)")
         return fn.Clamp.apply(self, min, max)
 
     clip = clamp
@@ -744,30 +784,44 @@ class Tensor:
         """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
         return fn.Gather.apply(self, dim, index.data if isinstance(index, Tensor) else index)
 
+    def scatter(self, dim, index, src=None, value=None):
+        """A copy with src (a tensor or number; ``value=`` as torch) written at index along dim (torch.scatter)."""
+        src = value if src is None else src
+        return fn.Scatter.apply(self, dim, index.data if isinstance(index, Tensor) else index, src)
+
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (smallest) entries along dim, largest first; gradient to values."""
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=largest, k=k))
         return return_types.topk(self.gather(dim, indices), indices)
 
-    def sort(self, dim=-1, descending=False, stable=False):
+    def sort(self, dim=-1, descending=False, *, stable=False):
         """(values, indices) sorted along dim (stable: equal values keep their order)."""
         indices = Tensor._from_array(sort_indices(self.data, dim, descending=descending))
         return return_types.sort(self.gather(dim, indices), indices)
 
-    def argsort(self, dim=-1, descending=False, stable=False):
+    def argsort(self, dim=-1, descending=False, *, stable=False):
         return Tensor._from_array(sort_indices(self.data, dim, descending=descending))
 
     def amin(self, dim=None, keepdim=False):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
+            return Tensor._from_array(self.data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
+                                                    keepdims=keepdim))
         return -fn.Max.apply(-self, dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return (-self).argmax(dim, keepdim)
+        xp = backend.array_module(self.data)
+        indices = xp.argmin(self.data, axis=dim)
+        if keepdim and dim is not None:
+            indices = xp.expand_dims(indices, dim)
+        return Tensor._from_array(indices)
 
     def min(self, dim=None, keepdim=False):
         """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""
         if dim is None:
             return self.amin()
+        if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
+            return self.minimum(dim)
         indices = self.argmin(dim, keepdim=True)
         values = self.gather(dim, indices)
         if not keepdim:
@@ -783,6 +837,20 @@ class Tensor:
 
     def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
         return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
+
+    def cumsum(self, dim):
+        """Running sums along dim: y_i = x_1 + ... + x_i."""
+        return fn.CumSum.apply(self, dim)
+
+    def flip(self, *dims):
+        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return fn.Flip.apply(self, tuple(dims))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
+        return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
@@ -807,6 +875,50 @@ class Tensor:
 
     def multinomial(self, num_samples, replacement=False):
         return Tensor._from_array(multinomial_indices(self.data, num_samples, replacement))
+
+    def index_select(self, dim, index):
+        """The entries at the 1-D integer ``index`` along dim (repeats allowed: their gradients add up)."""
+        index = index.data if isinstance(index, Tensor) else backend.asarray(index, device=self.device)
+        if index.ndim != 1 or index.dtype.kind not in "iu":
+            raise ValueError(f"index_select: index must be a 1-D integer tensor, got {index.dtype} "
+                             f"of shape {tuple(index.shape)}")
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def masked_select(self, mask):
+        """1-D tensor of the entries where ``mask`` (bool, broadcastable) is True, in row-major order."""
+        mask = mask.data if isinstance(mask, Tensor) else mask
+        shape = backend.broadcast_shape(self.shape, tuple(mask.shape))
+        full_mask = backend.array_module(mask).broadcast_to(mask, shape)
+        return self.expand(shape)[Tensor._from_array(full_mask)]
+
+    def select(self, dim, index):
+        """The slice at ``index`` along dim, that dimension removed (x.select(0, i) is x[i])."""
+        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+
+    def unbind(self, dim=0):
+        """The slices along dim, as a tuple (each with that dimension removed)."""
+        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+    @property
+    def is_cuda(self):
+        return self.device == "cuda"
+
+    def nelement(self):
+        return self.numel()
+
+    def narrow(self, dim, start, length):
+        """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
+        dim = dim % self.ndim
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def nonzero(self):
+        """(n, ndim) int64 indices of the non-zero elements, in row-major order (no gradient)."""
+        xp = backend.array_module(self.data)
+        return Tensor._from_array(xp.stack(xp.nonzero(self.data), axis=-1).astype("int64"))
+
+    def pin_memory(self):
+        """Itself: there is no page-locked host memory in minigrad (torch uses it only for speed)."""
+        return self
 
     def contiguous(self):
         """Itself: minigrad arrays need no contiguous copy before view()."""
@@ -852,17 +964,28 @@ class Tensor:
         return Tensor(data, requires_grad=requires_grad, dtype=dtype or self.dtype, device=device or self.device)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        return _filled(size, fill_value, dtype or self.dtype, device or self.device, requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _filled(size, 0, dtype or self.dtype, device or self.device, requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _filled(size, 1, dtype or self.dtype, device or self.device, requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        """Zero-filled, as minigrad.empty (never garbage)."""
+        return _filled(size, 0, dtype or self.dtype, device or self.device, requires_grad)
+
+
+def _filled(size, value, dtype, device, requires_grad):
+    """A new leaf tensor of ``size`` (a tuple, or the sizes as separate arguments) filled with ``value``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    elif isinstance(size, list):
+        size = tuple(size)
+    device = backend.normalize_device(device)
+    data = backend.get_module(device).full(size, value, dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad, device=device)
 
 
 # Functions whose backward reads no values of their inputs (only shapes, indices, masks)
@@ -932,5 +1055,3 @@ def _triangle(tensor, diagonal, lower):
 
 
 autograd.use_tensor_class(Tensor)   # the engine wraps its outputs in Tensors (autograd never imports this module)
-
-from . import creation  # noqa: E402  (new_zeros etc.; creation.py builds on Tensor)

@@ -1,6 +1,6 @@
 """Elementwise functions and activations.  Any shape; dL/dx = dL/dy * dy/dx."""
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, unbroadcast
 
 
 def _require_float(name, x):
@@ -163,3 +163,41 @@ class Clamp(Function):
     def backward(ctx, dout):
         (inside,) = ctx.saved_tensors
         return dout * inside, None, None                   # dy/dx = [low <= x <= high]
+
+
+class Maximum(Function):
+    """y = max(a, b) elementwise (broadcasting).   dy/da = [a > b] + [a = b] / 2,   dy/db = [b > a] + [a = b] / 2
+
+    (a tie splits the gradient evenly, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = backend.array_module(a, b)
+        ctx.save_for_backward(a, b)
+        return xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        share_a = (a > b) + 0.5 * (a == b)                 # dy/da; dy/db = 1 - dy/da
+        da = unbroadcast(dout * share_a, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dout * (1 - share_a), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+class Minimum(Function):
+    """y = min(a, b) elementwise (broadcasting).   dy/da = [a < b] + [a = b] / 2,   dy/db = [b < a] + [a = b] / 2."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = backend.array_module(a, b)
+        ctx.save_for_backward(a, b)
+        return xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        share_a = (a < b) + 0.5 * (a == b)                 # dy/da; dy/db = 1 - dy/da
+        da = unbroadcast(dout * share_a, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dout * (1 - share_a), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db

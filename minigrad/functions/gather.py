@@ -24,8 +24,9 @@ class Gather(Function):
             if d != dim and index.shape[d] > x.shape[d]:
                 raise ValueError(f"gather: index {tuple(index.shape)} is larger than the input "
                                  f"{tuple(x.shape)} in dimension {d}")
-        if index.size and (int(index.min()) < -x.shape[dim] or int(index.max()) >= x.shape[dim]):
-            raise IndexError(f"gather: index out of range for dimension {dim} of size {x.shape[dim]}")
+        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
+            raise IndexError(f"gather: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
+                             f"{int(index.min())}..{int(index.max())}")
         picked = _positions(xp, index, dim)
         ctx.shape, ctx.picked = x.shape, picked
         return x[picked]
@@ -39,9 +40,13 @@ class Gather(Function):
 
 
 def _positions(xp, index, dim):
-    """The full integer index (one array per dimension) of every element that gather picks."""
-    grids = list(xp.indices(index.shape, sparse=True))
-    grids[dim] = index
+    """The full integer index (one array per dimension, broadcasting to index's shape) of every element
+    that gather picks: index itself along dim, the element's own position along the others."""
+    grids = []
+    for d, n in enumerate(index.shape):
+        shape = [1] * index.ndim
+        shape[d] = n
+        grids.append(index if d == dim else xp.arange(n).reshape(shape))
     return tuple(grids)
 
 
@@ -51,7 +56,48 @@ def sort_indices(x, dim, descending=False, k=None):
     dim = dim % max(x.ndim, 1)
     if k is not None and not 0 <= k <= x.shape[dim]:
         raise ValueError(f"topk: k={k} is out of range for dimension {dim} of size {x.shape[dim]}")
+    if descending and x.dtype.kind in "ub":
+        x = x.astype("int64")                                # negating unsigned or boolean values wraps
     order = xp.argsort(-x if descending else x, axis=dim, kind="stable")
     if k is not None:
         order = order[(slice(None),) * dim + (slice(0, k),)]
     return order.astype("int64")
+
+
+class Scatter(Function):
+    """y = x, except y[i][index[i][j]] = src[i][j] for dim = 1 (torch.scatter; any dim, any rank).
+
+    src is a tensor of index's shape (or larger) or a number.  Positions written
+    twice keep one of the values, as in torch (which does not say which).
+        dL/dx = dL/dy with the written positions zeroed
+        dL/dsrc[i][j] = dL/dy[i][index[i][j]]
+    """
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        xp = backend.array_module(x, index)
+        if index.dtype.kind not in "iu" or index.ndim != x.ndim:
+            raise ValueError(f"scatter: index must be an integer tensor with the input's {x.ndim} dimensions, "
+                             f"got dtype {index.dtype}, shape {tuple(index.shape)}")
+        dim = dim % max(x.ndim, 1)
+        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
+            raise IndexError(f"scatter: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
+                             f"{int(index.min())}..{int(index.max())}")
+        written = _positions(xp, index, dim)
+        from_src = tuple(slice(0, n) for n in index.shape)        # src's leading block, index's shape
+        y = x.copy()
+        y[written] = src[from_src] if hasattr(src, "shape") and src.ndim else src
+        ctx.written, ctx.from_src = written, from_src
+        ctx.src_shape = tuple(src.shape) if hasattr(src, "shape") else None
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        xp = backend.array_module(dout)
+        dx = dout.copy()
+        dx[ctx.written] = 0                                     # overwritten: no gradient to x there
+        dsrc = None
+        if ctx.src_shape is not None and ctx.needs_input_grad[3]:
+            dsrc = xp.zeros(ctx.src_shape, dtype=dout.dtype)
+            dsrc[ctx.from_src] = dout[ctx.written]              # each src value reaches where it went
+        return dx, None, None, dsrc

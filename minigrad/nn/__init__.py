@@ -8,7 +8,7 @@ from .activation import GELU, Dropout, Flatten, Identity, LogSoftmax, ReLU, Sigm
 from .attention import (AdditiveScore, BilinearScore, DotScore, HardAttention, MultiheadAttention,  # noqa: F401
                         from_torch_state_dict, to_torch_state_dict)
 from .container import ModuleDict, ModuleList, Sequential
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter

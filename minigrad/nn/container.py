@@ -106,6 +106,8 @@ class ModuleDict(Module):
             raise TypeError(f"ModuleDict holds Modules, got {type(module).__name__} for key {key!r}")
         if not isinstance(key, str) or not key.isidentifier():
             raise KeyError(f"ModuleDict keys must be attribute names (letters, digits, _), got {key!r}")
+        if hasattr(type(self), key) or key in ("training", "_keys", "_buffer_names"):
+            raise KeyError(f"ModuleDict key {key!r} would hide the ModuleDict's own {key!r}: choose another name")
         setattr(self, key, module)
         if key not in self._keys:
             self._keys.append(key)

@@ -59,6 +59,17 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+class BCELoss(_Loss):
+    """Binary cross entropy from probabilities in [0, 1] (use BCEWithLogitsLoss on logits)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        F._torch_only_arguments("BCELoss", weight=weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, reduction=self.reduction)
+
+
 class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy on logits (stable for any logit), targets in [0, 1]."""
 

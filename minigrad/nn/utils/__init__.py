@@ -1,7 +1,8 @@
-"""``torch.nn.utils`` names: gradient clipping (the code lives in ``minigrad/optim/clip.py``)."""
-from .. import backend
-from ..optim.clip import clip_grad_norm_  # noqa: F401  (re-exported: nn.utils.clip_grad_norm_)
-from ..tensor import Tensor
+"""``torch.nn.utils`` names: gradient clipping (the code lives in ``minigrad/optim/clip.py``) and ``rnn``."""
+from ... import backend
+from ...optim.clip import clip_grad_norm_  # noqa: F401  (re-exported: nn.utils.clip_grad_norm_)
+from ...tensor import Tensor
+from . import rnn  # noqa: F401  (nn.utils.rnn.pad_sequence)
 
 
 def clip_grad_value_(parameters, clip_value):
