@@ -50,6 +50,13 @@ def test_no_keys_give_zeros(device):
     assert not q.grad.any()
 
 
+def test_multihead_attention_over_no_keys_gives_zeros():
+    mha = nn.MultiheadAttention(4, 2, batch_first=True, bias=False).double()
+    x, empty = randn(2, 3, 4), randn(2, 0, 4)
+    out, weights = mha(x, empty, empty)
+    assert out.shape == (2, 3, 4) and weights.shape == (2, 3, 0) and not out.numpy().any()
+
+
 def test_argument_errors_are_named():
     q = randn(1, 2, 4)
     with pytest.raises(RuntimeError, match="is_causal"):
