@@ -995,8 +995,8 @@ _READS_NO_INPUT_VALUES = (fn.SetItem, fn.MaskedFill, fn.Add, fn.Sub)
 def _promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
-    a_int = isinstance(a, Tensor) and a.dtype.kind in "iub"
-    b_int = isinstance(b, Tensor) and b.dtype.kind in "iub"
+    a_int = type(a) is not float and isinstance(a, Tensor) and a.data.dtype.kind in "iub"
+    b_int = type(b) is not float and isinstance(b, Tensor) and b.data.dtype.kind in "iub"
     if not (a_int or b_int):
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":
