@@ -341,13 +341,13 @@ class Tensor:
         result = function.apply(old, *args)
         if function in _READS_NO_INPUT_VALUES:
             result.grad_fn.versions = []            # a later write into value or self is fine
-        if not is_view:
-            self._version[0] += 1
-        if is_view:       # it gets storage of its own
+        if is_view:       # it gets storage of its own (no other tensor sees that buffer)
             self.data = result.data.astype(self.dtype, copy=False)
             self._version = [1]
-        elif result.data is not self.data:
-            self.data[...] = result.data
+        else:
+            self._version[0] += 1
+            if result.data is not self.data:
+                self.data[...] = result.data
         self._rebase(result.grad_fn)
         return self
 
