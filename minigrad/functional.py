@@ -6,12 +6,12 @@ Each function checks its arguments and calls one Function from
 import math
 import warnings
 
+from . import absent
 from . import backend
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .masks import causal_mask, combine_masks
 from .tensor import Tensor
-from . import absent
 
 
 def _data(value):

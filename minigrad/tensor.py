@@ -450,6 +450,17 @@ class Tensor:
         """A copy of self with index_copy_ applied (differentiable in self and source)."""
         return self.clone().index_copy_(dim, index, source)
 
+    def scatter_(self, dim, index, src=None, value=None):
+        """scatter (src, a tensor or number, written at index along dim), in place."""
+        src = value if src is None else src
+        index = index.data if isinstance(index, Tensor) else index
+        return self._write_in_place("scatter_", fn.Scatter, dim, index, self._operand(src))
+
+    def index_fill_(self, dim, index, value):
+        """self[..., index[i], ...] = value along ``dim``, in place (the annotated Transformer's label smoothing)."""
+        return self._write_in_place("index_fill_", fn.SetItem, _along(self, dim, index, "index_fill_"),
+                                    self._operand(value))
+
     def add_(self, other, alpha=1):
         return self._write_in_place("add_", fn.Add, other if alpha == 1 else other * alpha)
 
@@ -679,13 +690,11 @@ class Tensor:
         return self.reshape(tuple(shape))
 
     def squeeze(self, dim=None):
+        """Drop size-1 dimensions: all of them, or those among ``dim`` (an int or a tuple); others stay."""
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
-        if self.shape[dim] != 1:
-            return self
-        shape = list(self.shape)
-        del shape[dim]
-        return self.reshape(tuple(shape))
+        dims = {d % max(self.ndim, 1) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        return self.reshape(tuple(n for d, n in enumerate(self.shape) if not (d in dims and n == 1)))
 
     def expand(self, *shape):
         """Broadcast to ``shape`` (-1 keeps a dimension); the backward sums over the copies."""

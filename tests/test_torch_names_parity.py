@@ -63,12 +63,16 @@ CASES = {
     "index_select_masked_select_unbind": ([normal(3, 4)], [ints(0, 3, 5), ints(0, 2, 4)], lambda L, a, i, m: (
         L.index_select(a, 0, i), a.index_select(1, i[:3]), L.masked_select(a, m == 1), a.masked_select(m[:1] == 1),
         L.select(a, 1, 2), *L.unbind(a, 1), *a.unbind())),
+    "scatter_index_fill_in_place": ([normal(3, 5), normal(3, 2)], [lambda rng: numpy.array([[0, 4], [1, 2], [3, 0]])],
+                                    lambda L, a, s, i: ((a * 1).scatter_(1, i, s), (a * 2).scatter_(1, i, value=0.5),
+                                                        (a + 0).index_fill_(0, i[:2, 0], -1.0))),
     "tril_triu": ([normal(2, 3, 4)], [], lambda L, a: (L.tril(a), L.triu(a, 1), a.tril(-1), a.triu(diagonal=2))),
     "matmul_mm_bmm": ([normal(2, 3, 4), normal(2, 4, 5)], [],
                       lambda L, a, b: (L.bmm(a, b), L.matmul(a, b), L.mm(a[0], b[1]), a[0].mm(b[0]))),
     "shape_functions": ([normal(2, 3, 4)], [], lambda L, a: (
         L.reshape(a, (4, 6)), L.flatten(a, 1), L.permute(a, (2, 0, 1)), L.transpose(a, 0, 2), L.t(a[0]),
-        L.squeeze(L.unsqueeze(a, 1), 1), L.chunk(a, 2, 2)[1], a[1].t())),
+        L.squeeze(L.unsqueeze(a, 1), 1), L.chunk(a, 2, 2)[1], a[1].t(), a[:1, :, :1].squeeze((0, 2)),
+        a[:1].squeeze((0, 1)), a[:, :1].squeeze(-2))),
     "norm": ([normal(3, 4)], [], lambda L, a: (L.norm(a), a.norm(2, dim=-1, keepdim=True), a.norm(1, dim=0),
                                                a.norm(3, dim=(0, 1)), a.norm(float("inf"), dim=1))),
     "norm_of_zeros_and_ties": ([lambda rng: numpy.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]])], [],
