@@ -341,13 +341,13 @@ class Tensor:
         result = function.apply(old, *args)
         if function in _READS_NO_INPUT_VALUES:
             result.grad_fn.versions = []            # a later write into value or self is fine
-        if not is_view:
-            self._version[0] += 1
-        if is_view:       # it gets storage of its own
+        if is_view:       # it gets storage of its own (no other tensor sees that buffer)
             self.data = result.data.astype(self.dtype, copy=False)
             self._version = [1]
-        elif result.data is not self.data:
-            self.data[...] = result.data
+        else:
+            self._version[0] += 1
+            if result.data is not self.data:
+                self.data[...] = result.data
         self._rebase(result.grad_fn)
         return self
 
@@ -1004,8 +1004,8 @@ _READS_NO_INPUT_VALUES = (fn.SetItem, fn.MaskedFill, fn.Add, fn.Sub)
 def _promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
-    a_int = isinstance(a, Tensor) and a.dtype.kind in "iub"
-    b_int = isinstance(b, Tensor) and b.dtype.kind in "iub"
+    a_int = type(a) is not float and isinstance(a, Tensor) and a.data.dtype.kind in "iub"
+    b_int = type(b) is not float and isinstance(b, Tensor) and b.data.dtype.kind in "iub"
     if not (a_int or b_int):
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":

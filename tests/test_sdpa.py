@@ -50,6 +50,13 @@ def test_no_keys_give_zeros(device):
     assert not q.grad.any()
 
 
+def test_multihead_attention_over_no_keys_gives_zeros():
+    mha = nn.MultiheadAttention(4, 2, batch_first=True, bias=False).double()
+    x, empty = randn(2, 3, 4), randn(2, 0, 4)
+    out, weights = mha(x, empty, empty)
+    assert out.shape == (2, 3, 4) and weights.shape == (2, 3, 0) and not out.numpy().any()
+
+
 def test_argument_errors_are_named():
     q = randn(1, 2, 4)
     with pytest.raises(RuntimeError, match="is_causal"):
@@ -232,3 +239,23 @@ def test_type_promotion_matches_torch(case):
                 "int64 ** 0.5": lambda: i64 ** 0.5, "float32 * 2.5": lambda: f32 * 2.5}[case]()
 
     assert str(run(minigrad).dtype) == str(run(torch).dtype).replace("torch.", "")
+
+
+def test_a_learned_float_attn_mask_of_multihead_attention_gets_torch_s_gradient():
+    ours, theirs = mha_pair(True)
+    (x, tx), (bias, their_bias) = pair(2, 3, 4), pair(3, 3, seed=7)
+    out, weights = ours(x, x, x, attn_mask=bias)
+    their_out, their_weights = theirs(tx, tx, tx, attn_mask=their_bias)
+    (out.sum() + (weights * weights).sum()).backward()
+    (their_out.sum() + (their_weights * their_weights).sum()).backward()
+    close(bias.grad, their_bias.grad)
+
+
+def test_multihead_attention_returns_the_weights_after_dropout_as_torch():
+    """In training the returned weights are the ones the output was made from (after dropout)."""
+    mha = nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True).double().train()
+    x = randn(2, 5, 4)
+    out, weights = mha(x, x, x, average_attn_weights=False)
+    v = F.split_heads(mha.v_proj(x), 2)
+    assert (weights.numpy() == 0).any()
+    assert numpy.allclose(mha.out_proj(F.merge_heads(weights @ v)).numpy(), out.numpy(), atol=1e-12)

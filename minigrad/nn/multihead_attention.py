@@ -21,7 +21,7 @@ import math
 from collections import OrderedDict
 
 from .. import backend
-from ..functional import linear, merge_heads, scaled_dot_product_attention, split_heads
+from ..functional import dropout, linear, merge_heads, scaled_dot_product_attention, split_heads
 from ..masks import causal_mask
 from ..tensor import Tensor
 from ..creation import cat, empty
@@ -128,16 +128,17 @@ class MultiheadAttention(Module):
     # -------------------------------------------------------------- masks
     def _masks(self, key_padding_mask, attn_mask, is_causal, n, tq, s, past, device, dtype):
         """The masks as one float bias (N, heads, Tq, S) added to the scores (-inf where blocked),
-        or None; every mask is checked against PyTorch's shapes."""
+        or None; every mask is checked against PyTorch's shapes.  A float mask that requires grad
+        (a learned bias) stays a Tensor, so it receives its gradient."""
         parts = []
         if key_padding_mask is not None:
-            kpm = _mask_array("key_padding_mask", key_padding_mask)
+            kpm = _learned_or_array("key_padding_mask", key_padding_mask)
             if tuple(kpm.shape) != (n, s):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape (N, S) = {(n, s)}, "
                                  f"got {tuple(kpm.shape)}")
-            parts.append(kpm[:, None, None, :])
+            parts.append(kpm.reshape(n, 1, 1, s))
         if attn_mask is not None:
-            am = _mask_array("attn_mask", attn_mask)
+            am = _learned_or_array("attn_mask", attn_mask)
             if tuple(am.shape) == (n * self.num_heads, tq, s):
                 am = am.reshape(n, self.num_heads, tq, s)
             elif tuple(am.shape) != (tq, s):
@@ -150,9 +151,16 @@ class MultiheadAttention(Module):
             return None
         xp = backend.get_module(device)
         bias = xp.zeros((n, self.num_heads, tq, s), dtype=dtype)
+        learned = []
         for part in parts:
-            bias = bias + (xp.where(part, -math.inf, 0.0).astype(dtype) if part.dtype.kind == "b" else part)
-        return Tensor._from_array(bias)
+            if isinstance(part, Tensor):
+                learned.append(part)
+            else:
+                bias = bias + (xp.where(part, -math.inf, 0.0).astype(dtype) if part.dtype.kind == "b" else part)
+        bias = Tensor._from_array(bias)
+        for part in learned:
+            bias = bias + part
+        return bias
 
     # -------------------------------------------------------------- forward
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -193,9 +201,14 @@ class MultiheadAttention(Module):
 
         bias = self._masks(key_padding_mask, attn_mask, is_causal, n, tq, s, past, query.device, q.dtype)
         dropout_p = self.dropout if self.training else 0.0
-        result = scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p,
-                                              return_weights=need_weights)
-        out, weights = result if need_weights else (result, None)
+        if need_weights and dropout_p > 0.0:        # PyTorch returns the weights after dropout
+            weights = dropout(scaled_dot_product_attention(q, k, v, attn_mask=bias, return_weights=True)[1],
+                              dropout_p)
+            out = weights @ v
+        else:
+            result = scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p,
+                                                  return_weights=need_weights)
+            out, weights = result if need_weights else (result, None)
         out = self.out_proj(merge_heads(out))                    # (N, Tq, E)
         if weights is not None and average_attn_weights:
             weights = weights.mean(dim=1)                        # (N, Tq, S)
@@ -219,6 +232,13 @@ class MultiheadAttention(Module):
     def extra_repr(self):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, " \
                f"batch_first={self.batch_first}"
+
+
+def _learned_or_array(name, mask):
+    """A float Tensor that requires grad as it is (a learned bias); any other mask as its array."""
+    if isinstance(mask, Tensor) and mask.requires_grad:
+        return mask
+    return _mask_array(name, mask)
 
 
 def _mask_array(name, mask):
