@@ -215,10 +215,11 @@ def _gradient_count_error(node, count):
     )
 
 
-def backward(tensor, grad, retain_graph=False):
-    """Accumulate dL/dx into ``x.grad`` for every leaf x that requires grad.
+def backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate dL/dx into ``x.grad`` for every leaf x that requires grad (``tensor.backward()``).
 
-    ``grad`` is dL/d(tensor) (an array of tensor's shape).
+    ``gradient`` is dL/d(tensor) (a Tensor or array of tensor's shape; ones when it
+    is omitted, which only a one-element tensor allows).
 
     Order: every node was created after the nodes that produced its inputs,
     so taking nodes newest first (a heap keyed on the creation number) reaches
@@ -227,10 +228,18 @@ def backward(tensor, grad, retain_graph=False):
     (an unrolled RNN has thousands of nodes).  ``pending`` holds, for each
     node reached but not yet run, dL/d(each of its outputs) summed over uses.
     """
+    if create_graph or inputs is not None:
+        raise NotImplementedError("backward(): create_graph and inputs are not implemented in minigrad "
+                                  "(no higher-order gradients); use the default backward()")
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "backward(): this tensor does not require grad and has no grad_fn. Did you "
+            "create the inputs with requires_grad=True, or compute it under no_grad()?"
+        )
+    grad, retain_graph = _output_gradient(tensor, gradient), bool(retain_graph)
     root = tensor.grad_fn
-    if root is None:
-        if tensor.requires_grad:  # a leaf: its gradient is grad itself
-            tensor._accumulate(grad)
+    if root is None:            # a leaf: its gradient is grad itself
+        tensor._accumulate(grad)
         return
     pending = {root: [None] * len(root.outputs_meta)}
     pending[root][tensor._output_index] = grad
@@ -282,6 +291,22 @@ def backward(tensor, grad, retain_graph=False):
                 slots = pending[parent_node] = [None] * len(parent_node.outputs_meta)
                 heapq.heappush(heap, (-parent_node.sequence, parent_node))
             slots[index] = dinput if slots[index] is None else slots[index] + dinput   # never in place
+
+
+def _output_gradient(tensor, gradient):
+    """dL/d(tensor) as an array of tensor's shape: ``gradient``, or ones for a one-element tensor."""
+    if gradient is None:
+        if tensor.data.size != 1:
+            raise RuntimeError(
+                f"backward(): grad can be implicitly created only for a tensor with one "
+                f"element, this one has shape {tensor.shape}. Reduce it first (loss.sum(), "
+                f"loss.mean()) or pass gradient=<array of shape {tensor.shape}>"
+            )
+        return backend.array_module(tensor.data).ones(tensor.data.shape, dtype=tensor.dtype)
+    grad = gradient.data if isinstance(gradient, Tensor) else backend.asarray(gradient, tensor.dtype, tensor.device)
+    if tuple(grad.shape) != tensor.shape:
+        raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, expected {tensor.shape}")
+    return grad
 
 
 def _zero_fill(node, douts):

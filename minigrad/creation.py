@@ -19,8 +19,9 @@ from .tensor import Tensor, get_default_dtype, int64
 
 
 def tensor(data, requires_grad=False, dtype=None, device=None):
-    """A new leaf tensor holding ``data`` (see Tensor)."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+    """A new leaf tensor holding a copy of ``data``: a number (a 0-d tensor), nested list, NumPy/CuPy
+    array or Tensor.  Python floats become the default dtype; arrays keep theirs unless ``dtype`` is given."""
+    return Tensor._new_leaf(data, requires_grad, dtype, device)
 
 
 def _new(make, shape, dtype, device, requires_grad):

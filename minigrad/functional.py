@@ -8,25 +8,12 @@ import warnings
 
 from . import absent
 from . import backend
+from .arguments import array_of
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .masks import causal_mask, combine_masks
+from .promotion import same_dtype
 from .tensor import Tensor
-
-
-def _data(value):
-    return value.data if isinstance(value, Tensor) else value
-
-
-def same_dtype(op, error=RuntimeError, **tensors):
-    """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
-    float64 input would otherwise quietly compute in float64): name them and the fix."""
-    dtypes = {name: t.dtype for name, t in tensors.items() if t is not None and getattr(t, "dtype", None) is not None
-              and t.dtype.kind == "f"}
-    if len(set(dtypes.values())) > 1:
-        listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
-        raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
-                           "(model.double() or x.float()), as PyTorch requires too")
 
 
 # ------------------------------------------------------------------ activations
@@ -94,7 +81,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """Rows of ``weight`` (V, D) picked by integer ids ``input`` (any shape) -> (*input.shape, D)."""
     _torch_only_arguments("embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
-    return fn.Embedding.apply(weight, _data(input), padding_idx)
+    return fn.Embedding.apply(weight, array_of(input), padding_idx)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -123,13 +110,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _torch_only_arguments("cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    return fn.CrossEntropy.apply(input, _data(target), ignore_index, label_smoothing, reduction)
+    return fn.CrossEntropy.apply(input, array_of(target), ignore_index, label_smoothing, reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...) (torch's argument order)."""
     _torch_only_arguments("nll_loss", weight=weight, size_average=size_average, reduce=reduce)
-    return fn.NLLLoss.apply(input, _data(target), ignore_index, reduction)
+    return fn.NLLLoss.apply(input, array_of(target), ignore_index, reduction)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -159,7 +146,7 @@ def one_hot(tensor, num_classes=-1):
     """(…,) integer ids -> (…, num_classes) int64 tensor of 0/1, as torch (use .float() to multiply).
 
     num_classes=-1: one more than the largest id."""
-    data = _data(tensor)
+    data = array_of(tensor)
     xp = backend.array_module(data)
     if data.dtype.kind not in "iu":
         raise TypeError(f"one_hot: expects integer class ids, got dtype {data.dtype}: use .long()")
@@ -224,7 +211,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
     bias = None
     if attn_mask is not None:
-        allowed = _data(attn_mask)
+        allowed = array_of(attn_mask)
         if allowed.dtype.kind == "b":
             mask = ~allowed                                       # PyTorch's True = attend -> blocked
         elif isinstance(attn_mask, Tensor) and attn_mask.requires_grad or not _only_zero_or_minus_inf(allowed):
@@ -236,7 +223,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
     attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
-    return attention.apply(query, key, value, _data(mask), float(dropout_p), float(scale), bool(return_weights))
+    return attention.apply(query, key, value, array_of(mask), float(dropout_p), float(scale), bool(return_weights))
 
 
 def _only_zero_or_minus_inf(array):

@@ -11,16 +11,13 @@ The attention itself is ``minigrad.functional.scaled_dot_product_attention``
 ``minigrad/nn/attention.py``.
 """
 from . import backend
+from .arguments import array_of
 from .tensor import Tensor
-
-
-def _data(value):
-    return value.data if isinstance(value, Tensor) else value
 
 
 def padding_mask(ids, pad_idx):
     """(N, S) integer ids -> (N, S) bool, True where the token is padding (a key to ignore)."""
-    return Tensor._from_array(_data(ids) == pad_idx)
+    return Tensor._from_array(array_of(ids) == pad_idx)
 
 
 def causal_mask(size, size_k=None, device=None, offset=0):
@@ -47,13 +44,13 @@ def combine_masks(*masks):
     for mask in masks:
         if mask is None:
             continue
-        mask = _data(mask)
+        mask = array_of(mask)
         result = mask if result is None else result | mask
     return None if result is None else Tensor._from_array(result)
 
 
 def key_padding_to_4d(mask):
     """(N, Tk) key padding mask -> (N, 1, 1, Tk), broadcasting over heads and queries."""
-    mask = _data(mask)
+    mask = array_of(mask)
     return Tensor._from_array(mask[:, None, None, :])
 

@@ -8,12 +8,9 @@ import sys
 from collections import Counter
 
 from . import backend
+from .arguments import array_of
 from .tensor import Tensor
 from .text.vocab import BOS, EOS, PAD_IDX, UNK
-
-
-def _array(value):
-    return value.data if isinstance(value, Tensor) else value
 
 
 # ----------------------------------------------------------------------------- perplexity
@@ -39,7 +36,7 @@ def perplexity(log_probs, targets, pad=_UNSET, *, ignore_index=_UNSET):
     if pad is not _UNSET and ignore_index is not _UNSET:
         raise TypeError("perplexity: give ignore_index (or its older name pad), not both")
     skip = ignore_index if ignore_index is not _UNSET else (pad if pad is not _UNSET else PAD_IDX)
-    lp, ids = _array(log_probs), _array(targets)
+    lp, ids = array_of(log_probs), array_of(targets)
     xp = backend.array_module(lp, ids)
     V = lp.shape[-1]
     lp, ids = lp.reshape(-1, V), ids.reshape(-1)
@@ -60,7 +57,7 @@ def perplexity(log_probs, targets, pad=_UNSET, *, ignore_index=_UNSET):
 
 def accuracy(predictions, targets, ignore_index=None):
     """Fraction of correct predictions.  predictions: class ids (N,) or scores (N, C) (argmax taken)."""
-    p, t = _array(predictions), _array(targets)
+    p, t = array_of(predictions), array_of(targets)
     xp = backend.array_module(p, t)
     if p.ndim == t.ndim + 1:
         p = xp.argmax(p, axis=-1)
@@ -70,7 +67,7 @@ def accuracy(predictions, targets, ignore_index=None):
 
 def confusion_matrix(predictions, targets, num_classes):
     """int64 Tensor (C, C): entry [i, j] counts examples of true class i predicted as j."""
-    p, t = _array(predictions), _array(targets)
+    p, t = array_of(predictions), array_of(targets)
     xp = backend.array_module(p, t)
     if p.ndim == t.ndim + 1:
         p = xp.argmax(p, axis=-1)

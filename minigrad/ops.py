@@ -5,11 +5,12 @@ Each function here is one line that calls the Tensor method of the same name
 backward).  Python numbers and arrays are accepted where torch accepts
 numbers, and become tensors first.
 """
+from .creation import tensor
 from .tensor import Tensor
 
 
 def _tensor(value):
-    return value if isinstance(value, Tensor) else Tensor(value)
+    return value if isinstance(value, Tensor) else tensor(value)
 
 
 def is_tensor(obj):

@@ -20,6 +20,19 @@ def test_construction_and_dtypes(device):
     assert minigrad.Tensor(x).device == device and len(x) == 1 and x.numel() == 3 and x.size(1) == 3
 
 
+@pytest.mark.parametrize("number", [5, 2.5, True, numpy.float64(2.5), numpy.int64(3)])
+def test_tensor_class_refuses_a_single_number(number):
+    # torch.Tensor(5) is an uninitialised size-5 tensor and torch.Tensor(2.5) raises: no silent 0-d tensor
+    with pytest.raises(TypeError, match=r"minigrad\.tensor\(.*\) for a 0-d tensor.*minigrad\.zeros\(5\)"):
+        minigrad.Tensor(number)
+    with pytest.raises(TypeError, match="Parameter"):
+        nn.Parameter(number)
+    value = minigrad.tensor(number)        # the value: a 0-d tensor, as torch.tensor
+    assert value.shape == () and value.item() == number
+    assert minigrad.Tensor(numpy.asarray(number)).shape == ()   # a 0-d array is data, not a size
+    assert minigrad.ones(2).new_tensor(number).shape == ()
+
+
 @pytest.mark.parametrize("make, values", [
     (lambda d: minigrad.zeros(2, 3, device=d), numpy.zeros((2, 3))),
     (lambda d: minigrad.ones((2, 3), device=d), numpy.ones((2, 3))),

@@ -54,7 +54,7 @@ class Expand(Function):
         return unbroadcast(dout, ctx.shape), None
 
 
-def _is_basic(index):
+def is_basic_index(index):
     """True when ``index`` has only ints, slices, None and Ellipsis: each element is picked once."""
     parts = index if isinstance(index, tuple) else (index,)
     return all(p is None or p is Ellipsis or isinstance(p, (int, slice)) for p in parts)
@@ -85,7 +85,7 @@ class GetItem(Function):
     def backward(ctx, dout):
         xp = backend.array_module(dout)
         dx = xp.zeros(ctx.shape, dtype=dout.dtype)
-        if _is_basic(ctx.index) or _is_boolean_mask(ctx.index):
+        if is_basic_index(ctx.index) or _is_boolean_mask(ctx.index):
             dx[ctx.index] = dout                 # each position picked at most once
         else:
             xp.add.at(dx, ctx.index, dout)       # repeated indices: accumulate

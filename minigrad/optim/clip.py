@@ -1,5 +1,6 @@
 """Gradient clipping by global norm (the standard cure for exploding RNN gradients)."""
 from .. import backend
+from ..creation import tensor
 from ..tensor import Tensor
 
 
@@ -17,7 +18,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
-        return Tensor(0.0)
+        return tensor(0.0)
     xp = backend.array_module(*grads)
     norms = [xp.linalg.norm(g.reshape(-1), norm_type) for g in grads if g.size]   # one per parameter
     total = xp.linalg.norm(xp.stack(norms), norm_type) if norms else xp.zeros((), dtype=grads[0].dtype)

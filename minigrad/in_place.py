@@ -1,0 +1,140 @@
+"""In-place changes of a tensor (x[i] = v, x.add_(y), x.zero_(), ...) and the views they reach.
+
+An in-place operation changes the tensor's values and, when a graph is being
+recorded, its graph node (as in PyTorch): afterwards ``x.grad_fn`` is the
+operation's node, whose inputs are the old value (a stand-in Tensor that keeps
+the old node) and the operands.  The version counter goes up either way, so a
+node that saved the old values raises at backward instead of using them.
+
+A view (x[1:], x.reshape(...)) shares its base's storage and version counter;
+an in-place change of an index view is written into the base by index.
+
+The Tensor methods (``__setitem__``, ``add_``, ``masked_fill_``, ...) are one
+call of ``write`` each; this module works on Tensors, which it gets from the
+engine (``autograd.Tensor``) as Function.apply does.
+"""
+from . import autograd, backend
+from . import functions as fn
+from .functions.shape import is_basic_index
+
+# Functions whose backward reads no values of their inputs (only shapes, indices, masks)
+READS_NO_INPUT_VALUES = (fn.SetItem, fn.MaskedFill, fn.Add, fn.Sub)
+
+
+def write(tensor, op, function, *args, reads_old_values=False):
+    """tensor <- function(tensor, *args), in place; returns tensor.  ``op`` names it in errors.
+
+    reads_old_values: the Function's backward reads its first input (mul_, div_),
+    so the stand-in gets a copy of the old values rather than the storage about
+    to be overwritten.
+    """
+    recording = autograd.is_grad_enabled() and tensor.dtype.kind in "fc" and (
+        tensor.requires_grad or any(isinstance(a, autograd.Tensor) and a.requires_grad for a in args))
+    guard_saved_output(tensor)
+    if not recording:
+        result = function.apply(tensor, *args)
+        tensor._version[0] += 1
+        if result.data is not tensor.data:
+            tensor.data[...] = result.data
+        return tensor
+    if tensor.grad_fn is None and tensor.requires_grad:
+        raise RuntimeError(
+            f"{op}: a leaf tensor that requires grad is being changed in place while gradients are "
+            "recorded. Change it inside `with minigrad.no_grad():` (as optimizers and nn.init do), or "
+            "compute a new tensor (x = x.masked_fill(...), y = x.clone(); y[i] = v)."
+        )
+    if tensor._view_of is not None:
+        return write_through_view(tensor, op, function, args)
+    is_view = tensor.data.base is not None      # an op's output inside a buffer no other tensor holds
+    old = _stand_in(tensor, tensor.data.copy() if reads_old_values or is_view else tensor.data)
+    result = function.apply(old, *args)
+    if function in READS_NO_INPUT_VALUES:
+        result.grad_fn.versions = []            # a later write into value or tensor is fine
+    if is_view:       # it gets storage of its own (no other tensor sees that buffer)
+        tensor.data = result.data.astype(tensor.dtype, copy=False)
+        tensor._version = [1]
+    else:
+        tensor._version[0] += 1
+        if result.data is not tensor.data:
+            tensor.data[...] = result.data
+    _rebase(tensor, result.grad_fn)
+    return tensor
+
+
+def write_through_view(view, op, function, args):
+    """An in-place change of a view x[index], recorded as PyTorch does: the new values are
+    written into x by index (x's node becomes a SetItem), and the view becomes x[index] again."""
+    base, index = view._view_of
+    if view.grad_fn is not None and view.grad_fn.function is fn.GetItem:
+        view.grad_fn.versions = []      # it reads no values of base; base's node is kept for it
+    if index is None:
+        raise RuntimeError(
+            f"{op}: in-place change, while gradients are recorded, of a view made by reshape/view/"
+            "permute/transpose/expand/split. minigrad passes such a change on to the tensor it views "
+            "only for index views (x[1:], x[:, 0]): write into that tensor by index, or .clone() "
+            "the view first."
+        )
+    base[index] = function.apply(_stand_in(view, view.data.copy()), *args)  # into the shared storage
+    _rebase(view, base[index].grad_fn)
+    return view
+
+
+def set_item(tensor, index, value):
+    """tensor[index] = value, ``index`` already holding arrays (see Tensor.__setitem__)."""
+    if isinstance(value, autograd.Tensor) and value._view_of is not None and value._view_of[0] is tensor \
+            and is_basic_index(index) and is_basic_index(value._view_of[1]) and value._view_of[1] == index:
+        return      # x[i] += v: the in-place change of the view x[i] has already written into x
+    write(tensor, "__setitem__", fn.SetItem, index, operand(tensor, value))
+
+
+def operand(tensor, value):
+    """A Tensor or Python number as it is; anything else (list, array) as an array on tensor's device."""
+    if isinstance(value, (autograd.Tensor, bool, int, float)):
+        return value
+    return backend.asarray(value, dtype=tensor.dtype, device=tensor.device)
+
+
+def mark_view(base, result, index=None):
+    """If ``result`` shares base's storage it is a view of base, as in PyTorch: the two share a
+    version counter, and an in-place change of ``result`` reaches base (see write_through_view).
+    ``index`` is the index that picked result (None for reshape, permute, ...)."""
+    if result.data is not base.data and backend.array_module(base.data).may_share_memory(result.data, base.data):
+        result._version = base._version
+        result._view_of = (base, index)
+    return result
+
+
+def guard_saved_output(tensor):
+    """If the node that made tensor (or the tensor it views) saved that array (exp, tanh and
+    softmax save their output), make its backward check the version too: after this in-place
+    change it raises instead of using the new values."""
+    while tensor is not None:
+        node = tensor.grad_fn
+        for saved in (() if node is None else node.saved_tensors):
+            if saved is tensor.data or getattr(saved, "base", None) is tensor.data:
+                node.versions.append((tensor._version, tensor._version[0]))
+                break
+        tensor = None if tensor._view_of is None else tensor._view_of[0]
+
+
+def node_before(tensor, sequence):
+    """(grad_fn, output index) ``tensor`` had when the node numbered ``sequence`` used it."""
+    for changed_at, node, index in tensor._history:
+        if sequence < changed_at:
+            return node, index
+    return tensor.grad_fn, tensor._output_index
+
+
+def _rebase(tensor, node):
+    """Make ``node`` (output 0) tensor's grad_fn; nodes that used the tensor before keep the node
+    it had then (the engine asks node_before), so the recorded graph stays as it was."""
+    tensor._history = (tensor._history or []) + [(node.sequence, tensor.grad_fn, tensor._output_index)]
+    tensor.grad_fn, tensor._output_index, tensor.requires_grad = node, 0, True
+
+
+def _stand_in(tensor, data):
+    """A Tensor holding ``data`` in tensor's place in the graph (its node, its requires_grad), with a
+    fresh version counter: the node made from it reads no values the in-place change overwrites."""
+    old = autograd.Tensor._from_array(data, tensor.grad_fn, tensor._output_index)
+    old.requires_grad = tensor.requires_grad
+    return old
