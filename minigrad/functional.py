@@ -34,22 +34,22 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
     dtype: cast the input first (as torch)."""
     input = input if dtype is None else input.type(dtype)
-    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim))
+    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim, _stacklevel))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) over ``dim``, computed stably."""
     input = input if dtype is None else input.type(dtype)
-    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim))
+    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim, _stacklevel))
 
 
-def _softmax_dim(name, x, dim):
+def _softmax_dim(name, x, dim, stacklevel):
     """torch's implicit choice when dim is omitted: 0 for 0-, 1- and 3-dimensional inputs, else 1."""
     if dim is not None:
         return dim
     dim = 0 if x.ndim in (0, 1, 3) else 1
     warnings.warn(f"{name}: implicit dimension choice (dim={dim}, as torch does) is deprecated; "
-                  "pass dim= explicitly", stacklevel=3)
+                  "pass dim= explicitly", stacklevel=stacklevel)
     return dim
 
 
@@ -124,14 +124,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _torch_only_arguments("mse_loss", size_average=size_average, reduce=reduce)
     if isinstance(target, Tensor) and input.shape != target.shape:
         raise ValueError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
-    squared = (input - target) ** 2
-    if reduction == "mean":
-        return squared.mean()
-    if reduction == "sum":
-        return squared.sum()
-    if reduction == "none":
-        return squared
-    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return _reduced("mse_loss", (input - target) ** 2, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -175,7 +168,6 @@ def _torch_only_arguments(name, **arguments):
             continue
         error = TypeError if argument in ("size_average", "reduce") else NotImplementedError
         raise error(f"{name}: {argument}= is not implemented in minigrad: {instead[argument]}")
-
 
 
 # ------------------------------------------------------------------ attention
@@ -331,7 +323,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
     """
     _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
-    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    target = target if isinstance(target, Tensor) else input.new_tensor(target)
     if log_target:
         pointwise = target.exp() * (target - input)
     else:
@@ -346,7 +338,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(t log p + (1 - t) log(1 - p)) from probabilities p (logs clamped at -100, as torch).
     On logits, binary_cross_entropy_with_logits is the stable form."""
     _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
-    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    target = target if isinstance(target, Tensor) else input.new_tensor(target)
     return fn.BinaryCrossEntropy.apply(input, target, reduction)
 
 
@@ -362,6 +354,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _reduced(name, loss, reduction):
+    """``loss`` reduced as torch's ``reduction`` argument says: its mean, its sum, or itself ('none')."""
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":

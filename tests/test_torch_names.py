@@ -220,6 +220,10 @@ def test_softmax_without_dim_uses_torchs_legacy_choice_and_warns():
                 warnings.simplefilter("ignore")
                 theirs = T(torch.tensor(array))
             numpy.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    for layer in (minigrad.nn.Softmax(), minigrad.nn.LogSoftmax(), minigrad.functional.softmax):
+        with pytest.warns(UserWarning, match="implicit dimension") as record:
+            layer(minigrad.tensor(x))
+        assert record[0].filename == __file__      # the warning names the caller's line, as torch's does
 
 
 def test_losses_take_torchs_argument_order_and_refuse_what_they_lack():

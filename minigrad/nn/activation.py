@@ -56,7 +56,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, x):
-        return F.softmax(x, self.dim)
+        return F.softmax(x, self.dim, _stacklevel=5)     # the warning points at the caller's line, as torch
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -70,7 +70,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, x):
-        return F.log_softmax(x, self.dim)
+        return F.log_softmax(x, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return f"dim={self.dim}"
