@@ -151,20 +151,13 @@ def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25)
     if style != "nltk":
         raise ValueError(f"corpus_bleu: style must be 'nltk' or 'sacrebleu', got {style!r}")
     smoothing = 0 if smoothing is None else smoothing
-    N = len(weights)
-    matches, totals = [0] * N, [0] * N
-    hyp_len = ref_len = 0
-    for references, hypothesis in zip(list_of_references, hypotheses):
-        for n in range(1, N + 1):
-            m, t = modified_precision(references, hypothesis, n)
-            matches[n - 1] += m
-            totals[n - 1] += t
-        hyp_len += len(hypothesis)
-        ref_len += closest_ref_length(references, len(hypothesis))
+    matches, totals, hyp_len, ref_len = _corpus_counts(list_of_references, hypotheses, len(weights),
+                                                       modified_precision)
     if matches[0] == 0:
         return 0.0
     bp = brevity_penalty(ref_len, hyp_len)
-    p_n = _smooth(smoothing, matches, totals, references, hypothesis, hyp_len, epsilon, alpha, k)
+    # smoothing methods 5 to 7 read the last sentence pair, as nltk.corpus_bleu does
+    p_n = _smooth(smoothing, matches, totals, list_of_references[-1], hypotheses[-1], hyp_len, epsilon, alpha, k)
     if auto_reweigh and hyp_len < 4 and tuple(weights) == (0.25, 0.25, 0.25, 0.25):
         weights = (1 / hyp_len,) * hyp_len
     log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, p_n) if p > 0)
@@ -183,22 +176,29 @@ def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoo
                        effective_order=effective_order, **options)
 
 
+def _corpus_counts(list_of_references, hypotheses, N, count):
+    """Matches and totals of each n-gram order 1..N summed over the corpus (``count(references,
+    hypothesis, n)`` gives one sentence's), and the hypothesis and closest reference lengths."""
+    matches, totals = [0] * N, [0] * N
+    hyp_len = ref_len = 0
+    for references, hypothesis in zip(list_of_references, hypotheses):
+        for n in range(1, N + 1):
+            m, t = count(references, hypothesis, n)
+            matches[n - 1] += m
+            totals[n - 1] += t
+        hyp_len += len(hypothesis)
+        ref_len += closest_ref_length(references, len(hypothesis))
+    return matches, totals, hyp_len, ref_len
+
+
 SACREBLEU_SMOOTHING = {"exp": None, "floor": 0.1, "add-k": 1, "none": None}   # method: default smooth_value
 
 
 def _sacrebleu(list_of_references, hypotheses, weights, smoothing, smooth_value, effective_order):
     if len(set(weights)) != 1:
         raise ValueError(f"BLEU style='sacrebleu' averages the orders uniformly; got weights {tuple(weights)}")
-    N = len(weights)
-    matches, totals = [0] * N, [0] * N
-    hyp_len = ref_len = 0
-    for references, hypothesis in zip(list_of_references, hypotheses):
-        for n in range(1, N + 1):
-            m, t = clipped_counts(references, hypothesis, n)
-            matches[n - 1] += m
-            totals[n - 1] += t
-        hyp_len += len(hypothesis)
-        ref_len += closest_ref_length(references, len(hypothesis))
+    matches, totals, hyp_len, ref_len = _corpus_counts(list_of_references, hypotheses, len(weights),
+                                                       clipped_counts)
     return sacrebleu_from_counts(matches, totals, hyp_len, ref_len, smoothing, smooth_value, effective_order)
 
 
