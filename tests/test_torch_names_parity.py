@@ -8,24 +8,7 @@ import pytest
 import minigrad
 
 torch = pytest.importorskip("torch")
-
-TOLERANCE = {"float64": 1e-10, "float32": 1e-5}
-
-
-def normal(*shape):
-    return lambda rng: rng.standard_normal(shape)
-
-
-def positive(*shape):
-    return lambda rng: rng.uniform(0.3, 2.0, shape)
-
-
-def distinct(*shape):
-    return lambda rng: rng.permutation(int(numpy.prod(shape))).reshape(shape) * 0.1 + rng.uniform(0, 0.01, shape)
-
-
-def ints(low, high, *shape):
-    return lambda rng: rng.integers(low, high, shape)
+from torch_parity import check_parity, distinct, ints, normal, positive  # noqa: E402
 
 
 def probabilities(*shape):
@@ -108,39 +91,10 @@ CASES = {
 }
 
 
-def _as_list(outputs):
-    return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-
-
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_parity_with_pytorch(device, name, dtype):
-    make_floats, make_others, fn = CASES[name]
-    rng = numpy.random.default_rng(sorted(CASES).index(name))
-    floats = [make(rng) for make in make_floats]
-    others = [make(rng) for make in make_others]
-
-    ours = [minigrad.tensor(a, dtype=dtype, device=device, requires_grad=True) for a in floats]
-    theirs = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in floats]
-    our_out = _as_list(fn(minigrad, *ours, *(minigrad.tensor(o, device=device) for o in others)))
-    their_out = _as_list(fn(torch, *theirs, *(torch.tensor(o) for o in others)))
-
-    tol = TOLERANCE[dtype]
-    upstream = [rng.standard_normal(tuple(o.shape)) for o in their_out]
-    assert len(our_out) == len(their_out)
-    for mine, reference in zip(our_out, their_out):
-        assert mine.shape == tuple(reference.shape) and mine.device == device
-        assert str(mine.dtype) == str(reference.dtype).replace("torch.", "")
-        numpy.testing.assert_allclose(mine.numpy(), reference.detach().numpy(), rtol=tol, atol=tol)
-
-    for out, v in zip(our_out, upstream):
-        out.backward(minigrad.tensor(v, dtype=dtype, device=device), retain_graph=True)
-    torch.autograd.backward(their_out, [torch.tensor(v, dtype=getattr(torch, dtype)) for v in upstream])
-    for position, (mine, reference) in enumerate(zip(ours, theirs)):
-        expected = numpy.zeros(mine.shape) if reference.grad is None else reference.grad.numpy()
-        assert mine.grad is not None, f"input {position} got no gradient"
-        numpy.testing.assert_allclose(minigrad.backend.to_numpy(mine.grad), expected, rtol=tol, atol=tol,
-                                      err_msg=f"gradient of input {position}")
+    check_parity(CASES[name], sorted(CASES).index(name), dtype, device, minigrad, torch, torch)
 
 
 def _indices(L, t, with_ties):
