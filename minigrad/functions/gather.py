@@ -24,9 +24,7 @@ class Gather(Function):
             if d != dim and index.shape[d] > x.shape[d]:
                 raise ValueError(f"gather: index {tuple(index.shape)} is larger than the input "
                                  f"{tuple(x.shape)} in dimension {d}")
-        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
-            raise IndexError(f"gather: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
-                             f"{int(index.min())}..{int(index.max())}")
+        _check_range("gather", index, x.shape[dim], dim)
         picked = _positions(xp, index, dim)
         ctx.shape, ctx.picked = x.shape, picked
         return x[picked]
@@ -37,6 +35,14 @@ class Gather(Function):
         dx = xp.zeros(ctx.shape, dtype=dout.dtype)
         xp.add.at(dx, ctx.picked, dout)                 # dL/dx at each picked position, summed over repeats
         return dx, None, None
+
+
+def _check_range(op, index, size, dim):
+    """Every index value in 0..size-1 (one min and one max: each is a device sync on a GPU)."""
+    if index.size:
+        low, high = int(index.min()), int(index.max())
+        if low < 0 or high >= size:
+            raise IndexError(f"{op}: index values must be in 0..{size - 1} (dimension {dim}), got {low}..{high}")
 
 
 def _positions(xp, index, dim):
@@ -80,9 +86,7 @@ class Scatter(Function):
             raise ValueError(f"scatter: index must be an integer tensor with the input's {x.ndim} dimensions, "
                              f"got dtype {index.dtype}, shape {tuple(index.shape)}")
         dim = dim % max(x.ndim, 1)
-        if index.size and (int(index.min()) < 0 or int(index.max()) >= x.shape[dim]):
-            raise IndexError(f"scatter: index values must be in 0..{x.shape[dim] - 1} (dimension {dim}), got "
-                             f"{int(index.min())}..{int(index.max())}")
+        _check_range("scatter", index, x.shape[dim], dim)
         written = _positions(xp, index, dim)
         from_src = tuple(slice(0, n) for n in index.shape)        # src's leading block, index's shape
         y = x.copy()
