@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 from .. import backend
 from ..functional import dropout, linear, merge_heads, scaled_dot_product_attention, split_heads
-from ..masks import causal_mask
+from ..masks import causal_mask, combine_masks
 from ..tensor import Tensor
 from ..creation import cat, empty
 from . import init
@@ -127,9 +127,10 @@ class MultiheadAttention(Module):
 
     # -------------------------------------------------------------- masks
     def _masks(self, key_padding_mask, attn_mask, is_causal, n, tq, s, past, device, dtype):
-        """The masks as one float bias (N, heads, Tq, S) added to the scores (-inf where blocked),
-        or None; every mask is checked against PyTorch's shapes.  A float mask that requires grad
-        (a learned bias) stays a Tensor, so it receives its gradient."""
+        """(blocked, bias): the masks as one boolean mask (True = blocked) when they are all
+        boolean, else as one float bias (N, heads, Tq, S) added to the scores (-inf where blocked);
+        (None, None) without masks.  Every mask is checked against PyTorch's shapes.  A float mask
+        that requires grad (a learned bias) stays a Tensor, so it receives its gradient."""
         parts = []
         if key_padding_mask is not None:
             kpm = _learned_or_array("key_padding_mask", key_padding_mask)
@@ -148,7 +149,9 @@ class MultiheadAttention(Module):
         if is_causal:
             parts.append(causal_mask(tq, s, device=device, offset=past).data)
         if not parts:
-            return None
+            return None, None
+        if all(not isinstance(part, Tensor) and part.dtype.kind == "b" for part in parts):
+            return combine_masks(*parts), None      # broadcasts to (N, heads, Tq, S) inside attention
         xp = backend.get_module(device)
         bias = xp.zeros((n, self.num_heads, tq, s), dtype=dtype)
         learned = []
@@ -160,7 +163,7 @@ class MultiheadAttention(Module):
         bias = Tensor._from_array(bias)
         for part in learned:
             bias = bias + part
-        return bias
+        return None, bias
 
     # -------------------------------------------------------------- forward
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -176,14 +179,13 @@ class MultiheadAttention(Module):
         self._check(query, key, value)
         n, tq = query.shape[0], query.shape[1]
         h = self.num_heads
+        past = 0                            # positions already in the cache (self-attention decoding)
 
         if same_input and self.in_proj_weight is not None and cache is None:                     # one matmul for Q, K and V
             q, k, v = linear(query, self.in_proj_weight, self.in_proj_bias).split(self.embed_dim, dim=-1)
             q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)
-            past = 0
         else:
             q = split_heads(self.q_proj(query), h)               # (N, h, Tq, Dh)
-            past = 0
             if cache is not None and static_kv and "k" in cache:
                 k, v = cache["k"], cache["v"]                    # the encoder output, projected once
             else:
@@ -199,14 +201,14 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None and cache is not None and not static_kv:
             raise ValueError("MultiheadAttention: key_padding_mask with a self-attention cache is not supported")
 
-        bias = self._masks(key_padding_mask, attn_mask, is_causal, n, tq, s, past, query.device, q.dtype)
+        blocked, bias = self._masks(key_padding_mask, attn_mask, is_causal, n, tq, s, past, query.device, q.dtype)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights and dropout_p > 0.0:        # PyTorch returns the weights after dropout
-            weights = dropout(scaled_dot_product_attention(q, k, v, attn_mask=bias, return_weights=True)[1],
-                              dropout_p)
+            weights = dropout(scaled_dot_product_attention(q, k, v, attn_mask=bias, mask=blocked,
+                                                           return_weights=True)[1], dropout_p)
             out = weights @ v
         else:
-            result = scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p,
+            result = scaled_dot_product_attention(q, k, v, attn_mask=bias, mask=blocked, dropout_p=dropout_p,
                                                   return_weights=need_weights)
             out, weights = result if need_weights else (result, None)
         out = self.out_proj(merge_heads(out))                    # (N, Tq, E)
