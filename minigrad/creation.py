@@ -13,7 +13,7 @@ gives the same numbers on every device.
 """
 import numpy
 
-from . import backend
+from . import arguments, backend
 from . import functions as fn
 from .tensor import Tensor, get_default_dtype, int64
 
@@ -25,12 +25,16 @@ def tensor(data, requires_grad=False, dtype=None, device=None):
 
 
 def _new(make, shape, dtype, device, requires_grad):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+    """A leaf holding make(xp, sizes, dtype, device), a new array (wrapped as it is: no copy)."""
     device = backend.normalize_device(device)
     dtype = get_default_dtype() if dtype is None else numpy.dtype(dtype)
-    data = make(backend.get_module(device), shape, dtype, device)
-    return Tensor(data, requires_grad=requires_grad, device=device)
+    data = make(backend.get_module(device), arguments.sizes(shape), dtype, device)
+    return _leaf(data, requires_grad)
+
+
+def _leaf(new_array, requires_grad):
+    """A leaf tensor around an array made just for it (Tensor(array) would copy it)."""
+    return Tensor._from_array(new_array).requires_grad_(requires_grad)
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False):
@@ -74,8 +78,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
     device = backend.normalize_device(device)
-    data = backend.get_module(device).arange(start, end, step, dtype=numpy.dtype(dtype))
-    return Tensor(data, requires_grad=requires_grad, device=device)
+    return _leaf(backend.get_module(device).arange(start, end, step, dtype=numpy.dtype(dtype)), requires_grad)
 
 
 def zeros_like(other, dtype=None, device=None, requires_grad=False):
@@ -104,8 +107,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 def where(condition, input, other):
     """``input`` where ``condition`` (bool) is True, else ``other``; differentiable in both."""
-    condition = condition.data if isinstance(condition, Tensor) else condition
-    return fn.Where.apply(condition, input, other)
+    return fn.Where.apply(arguments.array_of(condition), input, other)
 
 
 def empty(*shape, dtype=None, device=None, requires_grad=False):
@@ -116,15 +118,15 @@ def empty(*shape, dtype=None, device=None, requires_grad=False):
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from start to end, both included."""
     device = backend.normalize_device(device)
-    values = backend.get_module(device).linspace(start, end, steps, dtype=dtype or get_default_dtype())
-    return Tensor(values, requires_grad=requires_grad, device=device)
+    return _leaf(backend.get_module(device).linspace(start, end, steps, dtype=dtype or get_default_dtype()),
+                 requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The (n, m) identity matrix (m = n by default)."""
     device = backend.normalize_device(device)
-    values = backend.get_module(device).eye(n, n if m is None else m, dtype=dtype or get_default_dtype())
-    return Tensor(values, requires_grad=requires_grad, device=device)
+    return _leaf(backend.get_module(device).eye(n, n if m is None else m, dtype=dtype or get_default_dtype()),
+                 requires_grad)
 
 
 def randperm(n, dtype=None, device=None):

@@ -770,7 +770,7 @@ def _filled(size, value, dtype, device, requires_grad):
     """A new leaf tensor of ``size`` (a tuple, or the sizes as separate arguments) filled with ``value``."""
     device = backend.normalize_device(device)
     data = backend.get_module(device).full(arguments.sizes(size), value, dtype=dtype)
-    return Tensor(data, requires_grad=requires_grad, device=device)
+    return Tensor._from_array(data).requires_grad_(requires_grad)      # a new array: no copy
 
 
 autograd.use_tensor_class(Tensor)   # the engine wraps its outputs in Tensors (autograd never imports this module)
