@@ -13,7 +13,7 @@ A position written twice (a repeated integer index) holds one of the values
 afterwards; like PyTorch, each copy of value still receives dL/dy at that position.
 
 ``Tensor.__setitem__``, ``index_copy_``, ``copy_``, ``fill_`` and ``zero_`` all call
-SetItem; ``Tensor._write_in_place`` (minigrad/tensor.py) turns it into an in-place
+SetItem; ``in_place.write`` (minigrad/in_place.py) turns it into an in-place
 operation on the tensor's graph node.
 """
 from .. import backend
