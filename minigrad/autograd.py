@@ -135,7 +135,13 @@ class Function:
             that received no gradient.
 
     and are called through ``SomeFunction.apply(*args)``.
+
+    A Function whose backward reads no values of its Tensor inputs (only shapes,
+    indices, masks) sets ``reads_input_values = False``: its node then does not
+    check their version counters, so changing an input in place afterwards is fine.
     """
+
+    reads_input_values = True
 
     @staticmethod
     def forward(ctx, *args):
@@ -186,7 +192,7 @@ class Function:
                 return tuple(Tensor._from_array(o) for o in output)
             return Tensor._from_array(output)
         ctx.sequence = next(_sequence)
-        ctx.versions = versions
+        ctx.versions = versions if cls.reads_input_values else []
         if multiple:
             ctx.outputs_meta = [(o.shape, o.dtype) for o in output]
             return tuple(Tensor._from_array(o, ctx, i) for i, o in enumerate(output))

@@ -17,10 +17,6 @@ from . import autograd, backend
 from . import functions as fn
 from .functions.shape import is_basic_index
 
-# Functions whose backward reads no values of their inputs (only shapes, indices, masks)
-READS_NO_INPUT_VALUES = (fn.SetItem, fn.MaskedFill, fn.Add, fn.Sub)
-
-
 def write(tensor, op, function, *args, reads_old_values=False):
     """tensor <- function(tensor, *args), in place; returns tensor.  ``op`` names it in errors.
 
@@ -48,8 +44,6 @@ def write(tensor, op, function, *args, reads_old_values=False):
     is_view = tensor.data.base is not None      # an op's output inside a buffer no other tensor holds
     old = _stand_in(tensor, tensor.data.copy() if reads_old_values or is_view else tensor.data)
     result = function.apply(old, *args)
-    if function in READS_NO_INPUT_VALUES:
-        result.grad_fn.versions = []            # a later write into value or tensor is fine
     if is_view:       # it gets storage of its own (no other tensor sees that buffer)
         tensor.data = result.data.astype(tensor.dtype, copy=False)
         tensor._version = [1]

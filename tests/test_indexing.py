@@ -316,3 +316,22 @@ def test_a_view_used_after_its_base_was_written_raises():
     h[0] = v * 3                               # window's values change with h's
     with pytest.raises(GraphError, match="backward of GetItem: one of its inputs"):
         (window * 7).sum().backward()
+
+
+def test_a_node_that_reads_no_input_values_allows_a_later_in_place_change():
+    # x + w and x - w need only shapes in backward: changing x afterwards is fine (as in torch, whose
+    # AddBackward saves nothing); x * w saved x, so it raises in both libraries
+    (a, ta), (w, tw) = pair((3, 4), 1), pair((3, 4), 2)
+    results = []
+    for L, leaf_a, leaf_w in ((minigrad, a, w), (torch, ta, tw)):
+        x = leaf_a * 2.0
+        total = ((x + leaf_w) - leaf_w * 3.0).sum()
+        product = (x * leaf_w).sum()
+        x.add_(1.0)
+        total.backward()
+        results.append((leaf_a.grad, leaf_w.grad))
+        with pytest.raises((GraphError, RuntimeError), match="modified"):
+            product.backward()
+    (ours_a, ours_w), (theirs_a, theirs_w) = results
+    same(ours_a, theirs_a)
+    same(ours_w, theirs_w)

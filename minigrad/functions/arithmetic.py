@@ -15,6 +15,8 @@ def _shape(value):
 class Add(Function):
     """y = a + b.   dy/da = 1,  dy/db = 1."""
 
+    reads_input_values = False      # backward needs only shapes: a later in-place change of an input is fine
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = (_shape(a), _shape(b))
@@ -30,6 +32,8 @@ class Add(Function):
 
 class Sub(Function):
     """y = a - b.   dy/da = 1,  dy/db = -1."""
+
+    reads_input_values = False      # backward needs only shapes: a later in-place change of an input is fine
 
     @staticmethod
     def forward(ctx, a, b):

@@ -23,6 +23,8 @@ from ..autograd import Function, unbroadcast
 class SetItem(Function):
     """y = x with y[index] = value.   dy/dx = 1 outside index, 0 inside;  dy/dvalue picks y[index]."""
 
+    reads_input_values = False      # backward needs only shapes and the index, not the values
+
     @staticmethod
     def forward(ctx, x, index, value):
         parts = index if isinstance(index, tuple) else (index,)

@@ -39,6 +39,8 @@ class Where(Function):
 class MaskedFill(Function):
     """y = value where mask else x  (mask broadcasts to x).   dy/dx = [not mask]."""
 
+    reads_input_values = False      # backward needs only the mask: a later in-place change of an input is fine
+
     @staticmethod
     def forward(ctx, x, mask, value):
         _check_bool("masked_fill", mask)
