@@ -20,15 +20,15 @@ class Norm(Function):
             raise ValueError(f"norm: p must be >= 1 or inf, got {p}")
         xp = backend.array_module(x)
         axes = _axes(dim, x.ndim)
-        size = xp.abs(x)
+        magnitude = xp.abs(x)                                   # |x_i|
         if p == math.inf:
-            y = size.max(axis=axes, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=x.dtype)
+            y = magnitude.max(axis=axes, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=x.dtype)
         elif p == 2:
             y = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
         elif p == 1:
-            y = size.sum(axis=axes, keepdims=True)
+            y = magnitude.sum(axis=axes, keepdims=True)
         else:
-            y = (size ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+            y = (magnitude ** p).sum(axis=axes, keepdims=True) ** (1 / p)
         ctx.save_for_backward(x, y)
         ctx.p, ctx.axes, ctx.keepdim = p, axes, keepdim
         return y if keepdim else y.reshape([n for i, n in enumerate(y.shape) if i not in axes])
