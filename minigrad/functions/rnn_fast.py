@@ -335,6 +335,7 @@ class FastLSTMFunction(Function):
             slope_g = i * (1 - g * g)                                   # da_g / dc
             slope_o = tanh_c * o * (1 - o)                              # da_o / dh
             f_run = f_carry[lo:hi].copy()
+            # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
             dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
             if mask is not None:
                 dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
@@ -451,7 +452,7 @@ class FastGRUFunction(Function):
                 dAI[0, lo:hi] = slope_n * n_part[lo:hi] * r * (1 - r)   # da_r / dh = da_n/dh ah_n r(1 - r)
             else:
                 r_slope[lo:hi] = h_prev[lo:hi] * r * (1 - r)
-            dAI[1, lo:hi], dAI[2, lo:hi] = slope_z, slope_n
+            dAI[1, lo:hi], dAI[2, lo:hi] = slope_z, slope_n                # dAI is G (block 4): r, z, n not read after
             if mask is not None:
                 dAI[:, lo:hi] *= valid[lo:hi]                           # no gradient through a padded step
                 if not reset_after:
