@@ -306,7 +306,7 @@ B, k = 16, 20
 length = run.size(1200, 4000)
 time_axis = np.arange(B * length) * 0.1
 stream = np.sin(time_axis) + 0.5 * np.sin(3.1 * time_axis + 1) + 0.05 * rng.standard_normal(B * length)
-rows_of_stream = minigrad.tensor(stream.reshape(B, length, 1), device=run.device)
+rows_of_stream = minigrad.tensor(stream.reshape(B, length, 1), dtype=minigrad.float32, device=run.device)
 model = NextValue(32).to(run.device)
 optimizer = optim.Adam(model.parameters(), lr=3e-3)
 epochs = run.size(2, 4)
