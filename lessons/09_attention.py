@@ -39,8 +39,9 @@
 # be attended instead).
 #
 # **Read the code.**  Scaled dot-product attention, forward and backward:
-# `minigrad/functions/attention.py`; multi-head attention and the score
-# functions: `minigrad/nn/attention.py`; padding and causal masks:
+# `minigrad/functions/attention.py`; the score functions:
+# `minigrad/nn/attention.py`; multi-head attention:
+# `minigrad/nn/multihead_attention.py`; padding and causal masks:
 # `minigrad/masks.py`.
 
 # %%

@@ -40,7 +40,7 @@
 #
 # **Read the code.**  Positional encodings: `minigrad/nn/positional.py`;
 # encoder and decoder blocks: `minigrad/nn/transformer.py` (attention inside:
-# `minigrad/nn/attention.py`, `minigrad/functions/attention.py`); LayerNorm:
+# `minigrad/nn/multihead_attention.py`, `minigrad/functions/attention.py`); LayerNorm:
 # `minigrad/functions/normalization.py`; the translator:
 # `minigrad/models/transformer.py`; the warm-up schedule:
 # `minigrad/optim/lr_scheduler.py`.

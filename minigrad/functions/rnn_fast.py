@@ -22,7 +22,7 @@ in brackets):
      (4, N, H) step buffer, a multiply and an add activate all four gates.
      (Replaces the four lines `i = sigmoid(...)` ... `o = sigmoid(...)`; plain:
      tiny LSTM +30%; halving the gates each step instead of the weights once:
-     tiny LSTM forward +4%.)
+     tiny LSTM forward +4%, GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)
   3. Local derivatives a run of steps at a time (LSTM, GRU; all T for the RNN).
      The slopes (sigma', tanh', and the factors next to dc and dh) depend only
      on the forward's values, so they are computed before the loop for a
@@ -335,6 +335,7 @@ class FastLSTMFunction(Function):
             slope_g = i * (1 - g * g)                                   # da_g / dc
             slope_o = tanh_c * o * (1 - o)                              # da_o / dh
             f_run = f_carry[lo:hi].copy()
+            # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
             dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
             if mask is not None:
                 dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
@@ -371,15 +372,20 @@ class FastGRUFunction(Function):
         T, N, _ = x.shape
         H = w_hh.shape[1]
         dtype = x.dtype
+        # sigma(a) = (1 + tanh(a / 2)) / 2 (block 2): the r, z rows of the weights and biases
+        # halved once (exact), so one tanh, a multiply and an add give r and z
+        half_rows = xp.ones((3 * H,), dtype=dtype)
+        half_rows[:2 * H] = 0.5
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
-        G = _input_projection(xp, x, w_ih, (b_ih, b_hrz), 3)            # b_hr, b_hz join the projection
+        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # b_hr, b_hz join the projection
+                              [None if b is None else b * half_rows for b in (b_ih, b_hrz)], 3)
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
         n_part = xp.empty((T, N, H), dtype=dtype)
         if reset_after:                                                 # [ah_r, ah_z, ah_n] in one batched matmul
-            w_rec_T = _gate_blocks_T(xp, w_hh)
+            w_rec_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])
         else:                                                           # [ah_r, ah_z]; ah_n waits for r
-            w_rec_T = _gate_blocks_T(xp, w_hh[:2 * H])
+            w_rec_T = _gate_blocks_T(xp, w_hh[:2 * H] * 0.5)
             w_hn_T = xp.ascontiguousarray(w_hh[2 * H:].T)
         recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)
         r, z, n = G                                                     # each (T, N, H)
@@ -388,8 +394,7 @@ class FastGRUFunction(Function):
             h_prev = hs[prev]
             rz = G[:2, t]                                               # (2, N, H): step t's r and z
             xp.matmul(h_prev, w_rec_T, out=recurrent)
-            rz += recurrent[:2]
-            rz *= 0.5                                                   # sigma(a) = (1 + tanh(a / 2)) / 2
+            rz += recurrent[:2]                                         # a / 2 for r and z
             xp.tanh(rz, out=rz)
             rz *= 0.5
             rz += 0.5                                                   # now [r, z]
@@ -451,7 +456,7 @@ class FastGRUFunction(Function):
                 dAI[0, lo:hi] = slope_n * n_part[lo:hi] * r * (1 - r)   # da_r / dh = da_n/dh ah_n r(1 - r)
             else:
                 r_slope[lo:hi] = h_prev[lo:hi] * r * (1 - r)
-            dAI[1, lo:hi], dAI[2, lo:hi] = slope_z, slope_n
+            dAI[1, lo:hi], dAI[2, lo:hi] = slope_z, slope_n                # dAI is G (block 4): r, z, n not read after
             if mask is not None:
                 dAI[:, lo:hi] *= valid[lo:hi]                           # no gradient through a padded step
                 if not reset_after:
