@@ -319,13 +319,15 @@ def test_a_view_used_after_its_base_was_written_raises():
 
 
 def test_a_node_that_reads_no_input_values_allows_a_later_in_place_change():
-    # x + w and x - w need only shapes in backward: changing x afterwards is fine (as in torch, whose
-    # AddBackward saves nothing); x * w saved x, so it raises in both libraries
+    # x + w, x - w, reshape, permute, mean, sum, cat, neg, clone, cumsum, flip need only shapes in backward:
+    # changing x afterwards is fine (as in torch, whose nodes for them save no values); x * w saved x, so it
+    # raises in both libraries
     (a, ta), (w, tw) = pair((3, 4), 1), pair((3, 4), 2)
     results = []
     for L, leaf_a, leaf_w in ((minigrad, a, w), (torch, ta, tw)):
         x = leaf_a * 2.0
-        total = ((x + leaf_w) - leaf_w * 3.0).sum()
+        total = ((x + leaf_w) - leaf_w * 3.0).sum() + x.reshape(4, 3).permute(1, 0).mean() \
+            + L.cat([-x, x.clone()]).cumsum(0).flip(0).sum() * 0.5
         product = (x * leaf_w).sum()
         x.add_(1.0)
         total.backward()

@@ -6,6 +6,8 @@ from ..autograd import Function
 class ToDevice(Function):
     """y = x on another device.   dL/dx = dL/dy moved back."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, x, device):
         ctx.source = backend.device_of(x)
@@ -20,6 +22,8 @@ class ToDevice(Function):
 class Cast(Function):
     """y = x as another dtype.   dL/dx = dL/dy cast back (none for integer inputs)."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.dtype = x.dtype
@@ -32,6 +36,8 @@ class Cast(Function):
 
 class Clone(Function):
     """y = a copy of x.   dL/dx = dL/dy."""
+
+    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x):

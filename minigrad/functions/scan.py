@@ -7,6 +7,8 @@ class CumSum(Function):
     """y_i = x_1 + ... + x_i along dim.   dL/dx_j = sum over i >= j of dL/dy_i: the running sum of dL/dy
     taken from the end."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, x, dim):
         xp = backend.array_module(x)
@@ -22,6 +24,8 @@ class CumSum(Function):
 
 class Flip(Function):
     """y = x reversed along ``dims``.   dL/dx = dL/dy reversed back."""
+
+    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, dims):

@@ -7,6 +7,8 @@ from ..autograd import Function, unbroadcast
 class Reshape(Function):
     """y = x viewed with a new shape.   dL/dx = dL/dy reshaped back."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
@@ -24,6 +26,8 @@ class Reshape(Function):
 
 class Permute(Function):
     """y = x with its dimensions reordered by ``dims``.   dL/dx = dL/dy permuted back."""
+
+    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -43,6 +47,8 @@ class Permute(Function):
 
 class Expand(Function):
     """y = x broadcast to ``shape``.   dL/dx = dL/dy summed over the copies."""
+
+    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -95,6 +101,8 @@ class GetItem(Function):
 class Cat(Function):
     """y = [x_1, x_2, ...] joined along ``dim``.   dL/dx_k = the slice of dL/dy that x_k filled."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, dim, *arrays):
         if not arrays:
@@ -122,6 +130,8 @@ class Cat(Function):
 class Stack(Function):
     """y = x_1, x_2, ... stacked along a new ``dim``.   dL/dx_k = dL/dy taken at position k of dim."""
 
+    reads_input_values = False      # backward needs only shapes, not the values
+
     @staticmethod
     def forward(ctx, dim, *arrays):
         if not arrays:
@@ -141,6 +151,8 @@ class Stack(Function):
 
 class Split(Function):
     """y_1, y_2, ... = pieces of x along ``dim``.   dL/dx = the dL/dy_k joined back."""
+
+    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, split_size_or_sections, dim):
