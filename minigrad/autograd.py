@@ -137,8 +137,11 @@ class Function:
     and are called through ``SomeFunction.apply(*args)``.
 
     A Function whose backward reads no values of its Tensor inputs (only shapes,
-    indices, masks) sets ``reads_input_values = False``: its node then does not
-    check their version counters, so changing an input in place afterwards is fine.
+    indices, masks) and whose output never shares an input's memory sets
+    ``reads_input_values = False``: its node then does not check their version
+    counters, so changing an input in place afterwards is fine.  (A Function that
+    can return a view, such as Reshape or GetItem, keeps the check: it is what
+    stops a view from being used after its base changed under it.)
     """
 
     reads_input_values = True

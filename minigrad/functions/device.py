@@ -6,8 +6,6 @@ from ..autograd import Function
 class ToDevice(Function):
     """y = x on another device.   dL/dx = dL/dy moved back."""
 
-    reads_input_values = False      # backward needs only shapes, not the values
-
     @staticmethod
     def forward(ctx, x, device):
         ctx.source = backend.device_of(x)

@@ -25,8 +25,6 @@ class CumSum(Function):
 class Flip(Function):
     """y = x reversed along ``dims``.   dL/dx = dL/dy reversed back."""
 
-    reads_input_values = False      # backward needs only shapes, not the values
-
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims

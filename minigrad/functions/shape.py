@@ -7,8 +7,6 @@ from ..autograd import Function, unbroadcast
 class Reshape(Function):
     """y = x viewed with a new shape.   dL/dx = dL/dy reshaped back."""
 
-    reads_input_values = False      # backward needs only shapes, not the values
-
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
@@ -26,8 +24,6 @@ class Reshape(Function):
 
 class Permute(Function):
     """y = x with its dimensions reordered by ``dims``.   dL/dx = dL/dy permuted back."""
-
-    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -47,8 +43,6 @@ class Permute(Function):
 
 class Expand(Function):
     """y = x broadcast to ``shape``.   dL/dx = dL/dy summed over the copies."""
-
-    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -151,8 +145,6 @@ class Stack(Function):
 
 class Split(Function):
     """y_1, y_2, ... = pieces of x along ``dim``.   dL/dx = the dL/dy_k joined back."""
-
-    reads_input_values = False      # backward needs only shapes, not the values
 
     @staticmethod
     def forward(ctx, x, split_size_or_sections, dim):
