@@ -44,3 +44,23 @@ def gradescope(results, flags=()):
     if flags:
         data["output"] = "\n".join(f"flag: {flag}" for flag in flags)
     return data
+
+
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` all at once: a temporary file beside it, then os.replace (never half a report)."""
+    import os
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

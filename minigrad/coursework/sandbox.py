@@ -23,6 +23,12 @@ Process tree, and who can reach whom:
   read a folder that is not world-readable, or write anywhere that is not
   world-writable; and every process of that uid is the worker's, so all of
   them (setsid and double-forked ones included) are killed at the end.
+- As root, the worker also covers, in a mount namespace of its own, the
+  folders named in ``hide`` (this package's coursework folder with the
+  shipped references, the instructor's assignment, the class's submissions,
+  the reports) with empty unreadable mounts: where the OS allows it (root
+  with CAP_SYS_ADMIN; a default Docker container does not), a submission
+  cannot even read those files by their path.
 - Not as root, the worker runs as the grader's user: it is still a fresh
   process in its own folder whose answers are only arrays, but it could
   signal or ptrace the grader's other processes and read or write the
@@ -119,12 +125,13 @@ def _signal_reason(code, limits):
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, slot=0, trusted=False):
+    def __init__(self, folder, module, limits=None, slot=0, trusted=False, hide=()):
         self.limits = limits or Limits()
         self.uid = None if trusted else worker_uid(slot)   # the reference needs no sandbox
         self.supervisor = None
         self.pid = None
         self.closed = False
+        self.hide = [HERE] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -147,7 +154,7 @@ class Worker:
         own = sum(1 for _, _, uid in processes().values() if uid == os.getuid()) if self.uid is None else 0
         config = {"module": module, "library": LIBRARY, "uid": self.uid, "gid": self.uid,
                   "memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                  "output_mb": self.limits.output_mb, "nproc": own + self.limits.processes}
+                  "output_mb": self.limits.output_mb, "nproc": own + self.limits.processes, "hide": self.hide}
         request_read, self.request_write = os.pipe()
         self.reply_read, reply_write = os.pipe()
         control_read, self.control_write = os.pipe()
@@ -169,6 +176,7 @@ class Worker:
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
                                status="import")
+        self.hidden = header.get("hidden", [])
 
     # ------------------------------------------------------------------ talking
 

@@ -13,7 +13,10 @@ protocol requests on stdin and replies on stdout.  Its life:
        refuse imports of ``minigrad.coursework`` (the grader and the shipped
        reference solutions are not the submission's to import), lower its
        limits (resource.setrlimit: memory, CPU time, file size, processes) and,
-       when started as root, become the unprivileged user the config names;
+       when started as root, cover the folders the grader names (the shipped
+       assignments, the instructor's assignment, the class's submissions, the
+       reports) with empty mounts where the OS allows, then become the
+       unprivileged user the config names;
     3. import the submission (its folder first on sys.path, so its helper
        modules import), report how that went, then answer requests:
 
@@ -77,6 +80,34 @@ def set_limits(config):
         soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value if which != resource.RLIMIT_CPU else value + 1))
+
+
+CLONE_NEWNS, MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = (
+    0x20000, 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000)
+
+
+def hide(paths, keep):
+    """Cover each of ``paths`` with an empty, unreadable tmpfs in a mount namespace of this process's own.
+
+    Root only, Linux only, and only where the OS lets root do it (a container without CAP_SYS_ADMIN does not):
+    returns the paths hidden.  A path holding one of ``keep`` (the worker's folder, the library) stays."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return []
+    hidden = []
+    for path in paths:
+        path = os.path.realpath(path)
+        if not os.path.exists(path) or any((k + os.sep).startswith(path + os.sep) for k in keep):
+            continue
+        if os.path.isdir(path):
+            done = libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                              b"size=4k,mode=000")
+        else:
+            done = libc.mount(os.devnull.encode(), path.encode(), None, MS_BIND, None)
+        if done == 0:
+            hidden.append(path)
+    return hidden
 
 
 def drop_privileges(uid, gid):
@@ -330,9 +361,9 @@ def serve(protocol, requests, replies, submission):
 
 def main(config):
     protocol = _load_protocol()
-    import numpy  # noqa: F401  the grader's arrays arrive as NumPy arrays
+    import numpy  # the grader's arrays arrive as NumPy arrays
     sys.path.insert(0, config["library"])   # the grader's own minigrad, whatever is installed
-    import minigrad  # noqa: F401  the library: checks of kind "function" and "autograd" use it
+    import minigrad  # the library: checks of kind "function" and "autograd" use it
     sys.path.remove(config["library"])
     for name in PRELOAD:
         __import__(name)
@@ -346,7 +377,11 @@ def main(config):
         del sys.modules[name]
     os.umask(0o077)
     set_limits(config)
+    hidden = []
     if config.get("uid") is not None:
+        keep = [os.getcwd(), os.path.dirname(os.path.abspath(minigrad.__file__)),
+                os.path.dirname(os.path.abspath(numpy.__file__)), sys.prefix, sys.base_prefix]
+        hidden = hide(config.get("hide", []), [os.path.realpath(k) for k in keep])
         drop_privileges(config["uid"], config["gid"])
     sys.path.insert(0, os.getcwd())
     module_name = os.path.splitext(config["module"])[0]
@@ -361,7 +396,7 @@ def main(config):
     except StudentError as error:
         protocol.write_message(replies, {"status": "error", "message": str(error)[:2000]})
         return
-    protocol.write_message(replies, {"status": "ready", "uid": os.getuid()})
+    protocol.write_message(replies, {"status": "ready", "uid": os.getuid(), "hidden": hidden})
     serve(protocol, requests, replies, submission)
 
 
