@@ -250,21 +250,29 @@ class Grader:
         return [self.result(check, outcomes[check["name"]], outcomes) for check in self.checks]
 
     def run_check(self, worker, check):
-        """{"forward": (ok, message), "backward": (ok, message) or absent, "error": (max rel error, worst)}."""
-        worst = (0.0, "")
+        """{"forward": (ok, message), "backward": (ok, message) or absent, "error": (max rel error, worst)}.
+
+        The forward part over every case first; the backward part only when all of it passed."""
+        values = []
         for case in self.cases[check["name"]]:
             try:
                 forward = self._forward(worker, check, case)
-                if not forward[0]:
-                    return {"forward": forward}
-                backward = self._backward(worker, check, case, forward[1])
             except WorkerFailed as failure:
                 return {"forward": (False, failure.reason), "status": failure.status}
-            if not worker.alive():
-                return {"forward": (False, worker.death_reason())}
+            if not forward[0]:
+                return {"forward": forward}
+            values.append(forward[1])
+        worst = (0.0, "")
+        for case, value in zip(self.cases[check["name"]], values):
+            try:
+                backward = self._backward(worker, check, case, value)
+            except WorkerFailed as failure:
+                return {"forward": (True, ""), "backward": (False, failure.reason), "status": failure.status}
             if not backward[0]:
                 return {"forward": (True, ""), "backward": backward[:2], "error": backward[2]}
             worst = max(worst, backward[2])
+        if not worker.alive():
+            return {"forward": (False, worker.death_reason())}
         return {"forward": (True, ""), "backward": (True, ""), "error": worst}
 
     def _forward(self, worker, check, case):

@@ -40,9 +40,12 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Imported before the switch to the worker's uid, so that they import even where that uid cannot read
+# Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use.
 PRELOAD = ("math", "random", "itertools", "functools", "collections", "copy", "dataclasses", "typing",
            "warnings", "string", "re", "operator", "statistics", "numbers", "secrets", "hashlib", "heapq",
-           "bisect", "contextlib", "enum", "fractions", "time", "json")
+           "bisect", "contextlib", "enum", "fractions", "time", "json", "inspect", "subprocess", "signal",
+           "glob", "pathlib", "tempfile", "shutil", "textwrap", "pprint", "gc", "io", "struct", "abc")
 
 
 def _load_protocol():
