@@ -23,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def grade(path, assignment, **options):
     """The grader with a generous time limit: 2 shared cores can be slow (the hang test sets its own)."""
     options.setdefault("time_limit", 60)
+    options.setdefault("seed", 1)       # the same inputs in every call of one test
     return grade_with_limits(path, assignment, **options)
 
 
@@ -113,7 +114,7 @@ def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
     assert not sigmoid["passed"] and "differs from finite differences: dx[" in sigmoid["message"]
     assert "y * (1 - y)" in sigmoid["hint"] and sigmoid["worst"].startswith("dx[")
     assert "off by a constant factor of 2" in results["Tanh"]["message"]
-    assert "the forward is wrong, so the backward was not judged" in results["MatMul"]["message"]
+    assert "(the backward was not judged" in results["MatMul"]["message"]
     assert all(results[name]["passed"] for name in ("Mul", "Sum", "Softmax"))
     assert sum(r["score"] for r in results.values()) == 3
 
@@ -148,14 +149,10 @@ def test_import_failures_fail_every_check_with_the_reason(tmp_path, code, reason
         assert not r["passed"] and "could not be imported" in r["message"] and reason in r["message"]
 
 
-def test_a_fresh_interpreter_gives_the_same_results(tmp_path):
-    """The spawn sandbox (no fork): same verdicts, and an infinite loop at import is stopped."""
-    from minigrad.coursework.sandbox import run_check
-    assignment = load_assignment("rnn")
-    assert run_check(assignment.path, assignment.reference, "rnn_step", method="spawn")["passed"]
+def test_an_infinite_loop_at_import_is_stopped(tmp_path):
     path = submission(tmp_path, "rnn", ('"""Assignment', 'while True:\n    pass\n"""Assignment'))
-    result = run_check(assignment.path, path, "__import__", time_limit=3, method="spawn")
-    assert result["status"] == "timeout"
+    results = grade(path, "rnn", time_limit=3)
+    assert all(r["score"] == 0 and "could not be imported: stopped after 3 s" in r["message"] for r in results)
 
 
 def test_checks_do_not_depend_on_their_order(tmp_path):
@@ -171,7 +168,7 @@ def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
     report = tmp_path / "results.json"
     assert main(["check", str(path), "--assignment", "lstm_gru", "--json", str(report)]) == 1
     out = capsys.readouterr().out
-    assert "lstm_step  FAIL" in out and "gru_step   pass" in out and "score: 2 / 4" in out
+    assert "lstm_step  pass     FAIL" in out and "gru_step   pass     pass" in out and "score: 2 / 4" in out
     data = json.loads(report.read_text())
     assert data["score"] == 2
     assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [("lstm_step", 0, 2), ("gru_step", 2, 2)]

@@ -22,7 +22,6 @@ import csv
 import io
 import json
 import os
-import queue
 import shutil
 import sys
 import tempfile
@@ -95,28 +94,21 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
          "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
     todo = [n for n in names if regrade or not os.path.exists(os.path.join(out, "students", n, "grade.json"))]
     snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
-    slots = queue.Queue()
-    for slot in range(max(1, jobs)):
-        slots.put(slot)
     done = [len(names) - len(todo)]
     lock = threading.Lock()
     similarity = _similarity()
 
     def one(name):
-        slot = slots.get()
+        folder = os.path.join(snapshot, name)
         try:
-            folder = os.path.join(snapshot, name)
-            try:
-                results = grader.grade(folder, slot=slot)
-            except (WorkerFailed, OSError, RuntimeError) as error:   # the grader's own trouble: this student only
-                results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
-                                                 f"submission: {error}"), "status": "crashed"}, {})
-                           for check in grader.checks]
-            source = _source(folder, assignment.module)
-            flags = similarity.reference_flags(source, assignment) if similarity else []
-            _write_student(out, name, results, flags, grader.seed)
-        finally:
-            slots.put(slot)
+            results = grader.grade(folder)
+        except (WorkerFailed, OSError, RuntimeError) as error:   # the grader's own trouble: this student only
+            results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
+                                             f"submission: {error}"), "status": "crashed"}, {})
+                       for check in grader.checks]
+        source = _source(folder, assignment.module)
+        flags = similarity.reference_flags(source, assignment) if similarity else []
+        _write_student(out, name, results, flags, grader.seed)
         with lock:
             done[0] += 1
             if progress is not None:

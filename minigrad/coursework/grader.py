@@ -221,7 +221,7 @@ class Grader:
 
     # ------------------------------------------------------------------ one submission
 
-    def grade(self, submission, slot=0):
+    def grade(self, submission):
         """One result dict per check (see ``result``); the submission is a folder or its file."""
         from .assignment import find_submission
         folder, module = find_submission(submission, self.assignment)
@@ -235,9 +235,10 @@ class Grader:
                     continue
                 if worker is None or worker.closed:
                     try:
-                        worker = Worker(folder, module, self.limits, slot, hide=self.hide + [folder])
+                        worker = Worker(folder, module, self.limits, hide=self.hide + [folder])
                     except WorkerFailed as failure:
-                        stopped = {"forward": (False, "your file could not be imported: " + failure.reason)}
+                        stopped = {"forward": (False, "your file could not be imported: " + failure.reason),
+                                   "status": "import"}
                         outcomes[check["name"]] = stopped
                         continue
                 outcome = self.run_check(worker, check)
@@ -385,13 +386,13 @@ class Grader:
         backward_ok = outcome["backward"][0] if "backward" in outcome else None
         if "backward" in outcome and not backward_ok:
             message = outcome["backward"][1]
-        elif not forward_ok and backward_points:
+        elif not forward_ok and backward_points and outcome.get("status") != "import":
             message += "\n(the backward was not judged: it is checked against a right forward only)"
         failed_part = "forward" if not forward_ok else ("backward" if backward_ok is False else None)
         if failed_part:
             causes = [other for other in self.uses.get(check["name"], [])
                       if other in outcomes and self._failed(outcomes[other], failed_part)]
-            if causes and "not implemented" not in message:
+            if causes and "not implemented" not in message and outcome.get("status") != "import":
                 message = (f"not judged on its own: it uses the functions of {', '.join(causes)}, whose {failed_part} fails "
                            f"(reported there, once). Fix {causes[0]} first.")
         error, worst = outcome.get("error", (None, ""))

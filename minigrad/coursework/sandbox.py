@@ -18,8 +18,8 @@ Process tree, and who can reach whom:
   memory, CPU time, output file size, number of processes (``Limits``); and
   here, a wall-clock limit on every request.
 - As root (Docker, Gradescope) the worker becomes an unprivileged uid of its
-  own: ``base_uid + slot`` (``MINIGRAD_WORKER_UID``, default 64000; one slot
-  per parallel job).  It then cannot signal the grader or the supervisor,
+  own: the first free one from ``MINIGRAD_WORKER_UID`` (default 64000) on,
+  held with a lock file while the worker lives (``claim_uid``).  It then cannot signal the grader or the supervisor,
   read a folder that is not world-readable, or write anywhere that is not
   world-writable; and every process of that uid is the worker's, so all of
   them (setsid and double-forked ones included) are killed at the end.
@@ -73,14 +73,34 @@ class WorkerFailed(Exception):
         self.reason, self.status = reason, status
 
 
-def worker_uid(slot=0):
-    """The uid a worker of ``slot`` runs as, or None when not running as root (no switch possible)."""
+def claim_uid():
+    """(uid, lock) for a new worker, or (None, None) when not root (no switch possible).
+
+    As root: the first uid from MINIGRAD_WORKER_UID (default 64000) that no process uses and no other
+    worker holds (a lock file per uid, held while the worker lives): parallel jobs and other grading
+    runs on the machine each get a uid of their own, so "every process of this uid" means this worker's."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return None
+        return None, None
+    import fcntl
     base = int(os.environ.get("MINIGRAD_WORKER_UID", DEFAULT_BASE_UID))
     if base <= 0:
         raise ValueError(f"MINIGRAD_WORKER_UID={base}: the worker's uid must not be root's")
-    return base + slot
+    folder = os.path.join(tempfile.gettempdir(), "minigrad-worker-uids")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != 0 or not os.path.isdir(folder) or os.path.islink(folder):
+        raise RuntimeError(f"{folder} must be a folder of root's")
+    for uid in range(base, base + 4096):
+        lock = open(os.path.join(folder, f"{uid}.lock"), "a")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        if not any(owner == uid for _, _, owner in processes().values()):
+            return uid, lock
+        lock.close()
+    raise RuntimeError(f"no free uid for a worker from MINIGRAD_WORKER_UID={base} on")
 
 
 def _copy_submission(folder, target):
@@ -125,9 +145,9 @@ def _signal_reason(code, limits):
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, slot=0, trusted=False, hide=()):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=()):
         self.limits = limits or Limits()
-        self.uid = None if trusted else worker_uid(slot)   # the reference needs no sandbox
+        self.uid, self.uid_lock = (None, None) if trusted else claim_uid()   # the reference needs no sandbox
         self.supervisor = None
         self.pid = None
         self.closed = False
@@ -141,11 +161,6 @@ class Worker:
             raise
 
     def _start(self, folder, module):
-        if self.uid is not None:
-            busy = [pid for pid, (_, _, uid) in processes().items() if uid == self.uid]
-            if busy:
-                raise RuntimeError(f"uid {self.uid}, which workers run as, already has processes {busy}: "
-                                   "set MINIGRAD_WORKER_UID to a range of uids that nothing else uses")
         if folder is not None:
             _copy_submission(folder, self.workdir)
         if self.uid is not None:
@@ -173,6 +188,8 @@ class Worker:
         first = self._status_line(timeout=60)
         self.pid = int(first) if first and first.isdigit() else None
         header, _ = self._receive(time.monotonic() + 120)   # a loaded machine can take a while to import NumPy
+        if header.get("status") == "started":
+            header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
                                status="import")
@@ -271,6 +288,8 @@ class Worker:
                 os.close(fd)
         shutil.rmtree(self.workdir, ignore_errors=True)
         shutil.rmtree(self.private, ignore_errors=True)
+        if self.uid_lock is not None:
+            self.uid_lock.close()   # the uid is free for the next worker once nothing of it is left
 
     def _kill_leftovers(self):
         """Our own check after the supervisor's: kill any process in the worker's session or of its uid."""

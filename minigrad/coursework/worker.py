@@ -33,6 +33,7 @@ This file imports nothing of the grader, and the grader never imports it.
 Nothing here is trusted: the grader validates every reply and kills this
 process's whole session when it is done with it.
 """
+import errno
 import importlib.util
 import json
 import os
@@ -40,6 +41,7 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUTPUT_MB = 64     # set from the config
 # Imported before the switch to the worker's uid, so that they import even where that uid cannot read
 # Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use.
 PRELOAD = ("math", "random", "itertools", "functools", "collections", "copy", "dataclasses", "typing",
@@ -151,6 +153,10 @@ def call(what, function, *args):
         raise StudentError(f"{what} ran out of memory{_where(error)} (the limit is set by the grader)")
     except RecursionError as error:
         raise StudentError(f"{what} recursed too deeply{_where(error)}")
+    except OSError as error:
+        if error.errno == errno.EFBIG:   # RLIMIT_FSIZE: what it prints goes to a file of limited size
+            raise StudentError(f"{what} printed more than the {OUTPUT_MB} MB of output the grader allows{_where(error)}")
+        raise StudentError(f"{what} raised {type(error).__name__}: {str(error)[:500]}{_where(error)}")
     except BaseException as error:   # KeyboardInterrupt and friends too: nothing escapes to the loop
         raise StudentError(f"{what} raised {type(error).__name__}: {str(error)[:500]}{_where(error)}")
 
@@ -363,6 +369,8 @@ def serve(protocol, requests, replies, submission):
 
 
 def main(config):
+    global OUTPUT_MB
+    OUTPUT_MB = config["output_mb"]
     protocol = _load_protocol()
     import numpy  # the grader's arrays arrive as NumPy arrays
     sys.path.insert(0, config["library"])   # the grader's own minigrad, whatever is installed
@@ -386,6 +394,7 @@ def main(config):
                 os.path.dirname(os.path.abspath(numpy.__file__)), sys.prefix, sys.base_prefix]
         hidden = hide(config.get("hide", []), [os.path.realpath(k) for k in keep])
         drop_privileges(config["uid"], config["gid"])
+    protocol.write_message(replies, {"status": "started"})   # the grader's clock for the submission starts now
     sys.path.insert(0, os.getcwd())
     module_name = os.path.splitext(config["module"])[0]
     path = os.path.join(os.getcwd(), config["module"])
