@@ -49,6 +49,13 @@ def _check(args):
     return 0 if all(r["passed"] for r in results) else 1
 
 
+def _autograder(args):
+    from .coursework.autograder import build
+    seed = build(args.source, args.out, seed=args.seed)
+    print(f"{args.out}: a Gradescope autograder (grading seed {seed}; keep the zip from students)")
+    return 0
+
+
 def _grade(args):
     from .coursework.gradebook import grade_folder
     from .coursework.sandbox import Limits
@@ -72,6 +79,11 @@ def parser():
     make.add_argument("out", help="the folder to write the student version into")
     make.add_argument("--with-solutions", action="store_true", help="keep the solutions (the instructor's copy)")
     make.set_defaults(run=_make)
+    autograder = actions.add_parser("autograder", help="write a Gradescope autograder zip for an assignment")
+    autograder.add_argument("source", help="a shipped assignment's name, or an assignment folder")
+    autograder.add_argument("out", help="the zip to write")
+    autograder.add_argument("--seed", type=int, help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
+    autograder.set_defaults(run=_autograder)
     check = commands.add_parser("check", help="grade a submission")
     check.add_argument("submission", help="the student's file, or a folder holding it")
     check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")

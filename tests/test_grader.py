@@ -207,3 +207,83 @@ def test_diagnoses_on_arrays():
     message = diagnose_gradient("dx", "x", early_wrong, sequence, 1e-5, 1e-3, time_axis=1)["message"]
     assert "right at the last time step only (from t=3 on)" in message
     assert [factor_text(c) for c in (2.0, 0.5, -1.0, 1 / 3, 1.37)] == ["2", "1/2", "-1", "1/3", "1.37"]
+
+
+# ----------------------------------------------------------------------------- credit, on a private assignment
+
+FIXTURE = os.path.join(ROOT, "tests", "coursework_fixture", "tinyrnn")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from minigrad.coursework import Grader
+    with Grader(FIXTURE, seed=99) as grader:
+        yield grader
+
+
+def tiny_submission(tmp_path, *edits):
+    text = open(os.path.join(FIXTURE, "tinyrnn.py")).read()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "tinyrnn.py").write_text(text)
+    return str(tmp_path)
+
+
+def credit(results):
+    return [(r["name"], r["forward_score"], r["backward_score"]) for r in results]
+
+
+def test_forward_and_backward_points_are_separate(tiny, tmp_path):
+    tanh = tiny.grade(tiny_submission(tmp_path / "a", ("da = dh * (1 - h ** 2)", "da = dh * (1 - h)")))
+    assert credit(tanh) == [("step", 1, 0), ("sequence", 1, 0)]
+    carry = tiny.grade(tiny_submission(tmp_path / "b", ("dh[:, t] + dh_prev", "dh[:, t]")))
+    assert credit(carry) == [("step", 1, 1), ("sequence", 1, 0)]
+    forward = tiny.grade(tiny_submission(tmp_path / "c", ("h = np.tanh(x @ Wx + h_prev @ Wh + b)",
+                                                          "h = np.tanh(x @ Wx + h_prev @ Wh - b)")))
+    assert credit(forward) == [("step", 0, 0), ("sequence", 0, 0)]
+    assert "(the backward was not judged" in forward[0]["message"]
+
+
+def test_a_step_bug_is_reported_once_not_again_in_the_sequence(tiny, tmp_path):
+    results = tiny.grade(tiny_submission(tmp_path, ("da = dh * (1 - h ** 2)", "da = dh * (1 - h)")))
+    step, sequence = results
+    assert "dx" in step["message"]
+    assert sequence["message"].startswith("not judged on its own: it uses the functions of step, whose backward fails")
+    assert "dx" not in sequence["message"]
+
+
+def test_float32_fails_the_part_it_is_in_forward_and_backward_alike(tiny, tmp_path):
+    forward = tiny.grade(tiny_submission(tmp_path / "f", ("    return h, (x, h_prev, Wx, Wh, h)",
+                                                          "    return h.astype(np.float32), (x, h_prev, Wx, Wh, h)")))
+    assert credit(forward)[0] == ("step", 0, 0)
+    assert "float32" in forward[0]["message"] and "float64" in forward[0]["message"]
+    backward = tiny.grade(tiny_submission(tmp_path / "b", ("    return dx, dh_prev, dWx, dWh, db",
+                                                           "    return dx.astype(np.float32), dh_prev, dWx, dWh, db")))
+    assert credit(backward)[0] == ("step", 1, 0)
+    assert "float32" in backward[0]["message"] and "float64" in backward[0]["message"]
+
+
+def test_nan_gradients_fail_the_backward(tiny, tmp_path):
+    results = tiny.grade(tiny_submission(tmp_path, ("dWx, dWh, db = x.T @ da, h_prev.T @ da, da.sum(axis=0)",
+                                                    "dWx, dWh, db = x.T @ da, h_prev.T @ da, da.sum(axis=0) * np.nan")))
+    assert credit(results)[0] == ("step", 1, 0)
+    assert "NaN" in results[0]["message"] and "db" in results[0]["message"]
+
+
+def test_a_backward_loop_that_skips_t0_fails_the_sequence_backward_only(tiny, tmp_path):
+    results = tiny.grade(tiny_submission(tmp_path, ("for t in reversed(range(T)):", "for t in reversed(range(1, T)):")))
+    assert credit(results) == [("step", 1, 1), ("sequence", 1, 0)]
+    assert "dx" in results[1]["message"]
+
+
+def test_helper_modules_of_the_submission_import(tiny, tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    text = open(os.path.join(FIXTURE, "tinyrnn.py")).read()
+    helper, _, rest = text.partition("def sequence_forward")
+    (folder / "helpers.py").write_text(helper)
+    (folder / "tinyrnn.py").write_text("from helpers import step_forward, step_backward\nimport numpy as np\n\n"
+                                       "def sequence_forward" + rest)
+    assert sum(r["score"] for r in tiny.grade(str(folder))) == 5

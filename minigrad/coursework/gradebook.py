@@ -29,6 +29,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from .assignment import load_assignment
+from .autograder import minigrad_version
 from .grader import Grader
 from .report import gradescope, table, write_atomic
 from .sandbox import Limits, WorkerFailed, _copy_submission
@@ -88,7 +89,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     os.makedirs(out, exist_ok=True)
     seed = _seed(out, seed, assignment, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
-    version = _version()
+    version = minigrad_version()
     write_atomic(os.path.join(out, "grading.json"), json.dumps(
         {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
          "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
@@ -131,14 +132,6 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     rows = _rows(out, names, grader.checks)
     _write_gradebook(out, rows, grader.checks)
     return rows
-
-
-def _version():
-    try:
-        from importlib.metadata import version
-        return version("minigrad")
-    except Exception:
-        return "unknown"
 
 
 def _write_student(out, name, results, flags, seed):

@@ -40,10 +40,10 @@ def gradescope(results, flags=()):
             output += f"\nmax relative error {r['max_rel_error']:.2e}" + (f" at {r['worst']}" if r["worst"] else "")
         tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
                       "status": "passed" if r["passed"] else "failed", "output": output})
-    data = {"score": sum(r["score"] for r in results), "tests": tests}
-    if flags:
-        data["output"] = "\n".join(f"flag: {flag}" for flag in flags)
-    return data
+    if flags:   # for the course staff: Gradescope does not show a hidden test to the student
+        tests.append({"name": "copy flags (course staff only)", "score": 0, "max_score": 0, "status": "failed",
+                      "visibility": "hidden", "output": "\n".join(flags)})
+    return {"score": sum(r["score"] for r in results), "tests": tests}
 
 
 def write_atomic(path, text):
