@@ -61,7 +61,7 @@ def _grade(args):
     from .coursework.sandbox import Limits
     rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,
                         only=args.only, seed=args.seed,
-                        limits=Limits(time_s=args.time_limit, memory_mb=args.memory_limit))
+                        limits=Limits(time_s=args.time_limit, memory_mb=args.memory_limit), progress=sys.stderr)
     total = sum(r["total"] for r in rows)
     print(f"{len(rows)} students graded into {args.out} (gradebook.csv; mean {total / max(len(rows), 1):.2f}"
           f" / {rows[0]['max'] if rows else 0:g})")

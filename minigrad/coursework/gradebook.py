@@ -23,7 +23,6 @@ import io
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -79,8 +78,10 @@ def _seed(out, seed, assignment, regrade):
 
 
 def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None, seed=None, limits=None,
-                 progress=sys.stderr):
-    """Grade every student folder of ``submissions`` into ``out``; returns the gradebook's rows (dicts)."""
+                 progress=None):
+    """Grade every student folder of ``submissions`` into ``out``; returns the gradebook's rows (dicts).
+
+    ``progress``: a text stream for the progress bar and the most similar pairs (the command passes stderr)."""
     assignment = load_assignment(assignment)
     submissions, out = os.path.abspath(submissions), os.path.abspath(out)
     if _inside(out, submissions) or _inside(submissions, out):

@@ -88,6 +88,10 @@ def read_message(stream, max_payload=MAX_PAYLOAD):
         if total > max_payload:
             raise ProtocolError(f"more than {max_payload} bytes of arrays in one message")
         layouts.append((tuple(shape), dtype, size))
-    arrays = [numpy.frombuffer(_read_exactly(stream, size), dtype=dtype).reshape(shape).copy()
-              for shape, dtype, size in layouts]
+    payload = _read_exactly(stream, total)   # all the arrays' bytes in one read
+    arrays, offset = [], 0
+    for shape, dtype, size in layouts:
+        arrays.append(numpy.frombuffer(payload, dtype=dtype, count=size // dtype.itemsize, offset=offset)
+                      .reshape(shape).copy())
+        offset += size
     return header, arrays
