@@ -407,7 +407,9 @@ class Grader:
             "outcome": "passed" if forward_ok and backward_ok else ("failed" if implemented else "not implemented"),
         }
         result["score"] = result["forward_score"] + result["backward_score"]
-        result["hints"] = hints_for(self.assignment.spec, check, result["outcome"])
+        dtype = "but float64 is expected" in message or "expected float64" in message
+        # a dtype failure is not what the hints are about: they would send the student looking elsewhere
+        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"])
         result["hint"] = "\n".join(result["hints"])
         return result
 
