@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 import minigrad
-from minigrad import attention, lesson, nn, optim
+from minigrad import lesson, masks, nn, optim
 from minigrad import functional as F
 from minigrad.backend import to_numpy                  # a gradient (a NumPy or CuPy array) -> NumPy
 
@@ -79,8 +79,8 @@ print("scores :", scores.numpy()[0])
 print("weights:", weights.numpy()[0])
 print("output :", output.numpy()[0], " (the second value is [0, 10, 0])")
 
-same = attention.scaled_dot_product_attention(query, keys, values)
-print("minigrad.attention.scaled_dot_product_attention gives the same:", same.numpy()[0])
+same = F.scaled_dot_product_attention(query, keys, values)
+print("F.scaled_dot_product_attention gives the same:", same.numpy()[0])
 
 # %% [markdown]
 # **Hard attention** takes the argmax instead: exactly the second value, but
@@ -178,17 +178,17 @@ run.check(max(scaled_max) - min(scaled_max[1:]) < 0.25, "with scaling the weight
 # features, attends in every head separately, concatenates and applies
 # `out_proj`.  The cost is that of one attention of width E; the gain is H
 # different weight patterns.  First we redo its forward by hand with the
-# helpers of `minigrad.attention`:
+# helpers of `minigrad.functional`:
 
 # %%
 E, heads, T = 16, 2, 8
 mha = nn.MultiheadAttention(E, heads, batch_first=True).to(run.device)
 x = minigrad.randn(3, T, E, device=run.device)
 out, head_weights = mha(x, x, x)                                             # self-attention
-q = attention.split_heads(mha.q_proj(x), heads)                              # (N, H, T, E/H)
-k = attention.split_heads(mha.k_proj(x), heads)
-v = attention.split_heads(mha.v_proj(x), heads)
-by_hand = mha.out_proj(attention.merge_heads(attention.scaled_dot_product_attention(q, k, v)))
+q = F.split_heads(mha.q_proj(x), heads)                                      # (N, H, T, E/H)
+k = F.split_heads(mha.k_proj(x), heads)
+v = F.split_heads(mha.v_proj(x), heads)
+by_hand = mha.out_proj(F.merge_heads(F.scaled_dot_product_attention(q, k, v)))
 print(f"weights per head {head_weights.shape}; parameters {mha.num_parameters()} = 4 E^2 + 4 E = {4 * E * E + 4 * E}")
 run.check(np.abs(by_hand.numpy() - out.numpy()).max() < 1e-5, "MultiheadAttention = split heads, attend, merge, project")
 
@@ -285,13 +285,13 @@ run.check(max(left_mass) > 0.5 and max(right_mass) > 0.5 and
 # ## 4. Masks
 #
 # **Padding.**  A batch pads short sequences with `<pad>` (id 0); those keys
-# must get zero weight.  `attention.padding_mask(ids, pad_idx)` is True at the
-# padding keys, shape (N, Tk); `attention.key_padding_to_4d` makes it (N, 1, 1, Tk)
+# must get zero weight.  `masks.padding_mask(ids, pad_idx)` is True at the
+# padding keys, shape (N, Tk); `masks.key_padding_to_4d` makes it (N, 1, 1, Tk)
 # so it broadcasts over heads and queries.
 #
 # **Causal.**  A decoder that predicts token t + 1 must not see tokens after t.
-# `attention.causal_mask(T)` is True above the diagonal: query i may attend to
-# keys j <= i.  `attention.combine_masks` ORs them.
+# `masks.causal_mask(T)` is True above the diagonal: query i may attend to
+# keys j <= i.  `masks.combine_masks` ORs them.
 #
 # Masked scores are set to -inf before the softmax, so their weights are exactly
 # 0.  If *every* key of a query is masked, the softmax would be 0/0; minigrad
@@ -301,14 +301,14 @@ run.check(max(left_mass) > 0.5 and max(right_mass) > 0.5 and
 ids = minigrad.tensor([[5, 6, 7, 8, 9],
                        [5, 6, 7, 0, 0],
                        [0, 0, 0, 0, 0]], device=run.device)                      # the last row is all padding
-pad = attention.padding_mask(ids, 0)                                             # (N, Tk)
-causal = attention.causal_mask(5, device=run.device)                             # (Tq, Tk)
-mask = attention.combine_masks(attention.key_padding_to_4d(pad), causal)         # (N, 1, Tq, Tk)
+pad = masks.padding_mask(ids, 0)                                                 # (N, Tk)
+causal = masks.causal_mask(5, device=run.device)                                 # (Tq, Tk)
+mask = masks.combine_masks(masks.key_padding_to_4d(pad), causal)                 # (N, 1, Tq, Tk)
 print("padding mask (True = ignore):\n", pad.numpy().astype(int))
 print("causal mask (True = ignore):\n", causal.numpy().astype(int))
 
 qkv = minigrad.randn(3, 1, 5, 4, device=run.device, requires_grad=True)        # (N, heads, T, d)
-masked_out, masked_weights = attention.scaled_dot_product_attention(qkv, qkv, qkv, mask, return_weights=True)
+masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask, return_weights=True)
 masked_out.sum().backward()
 w = masked_weights.numpy()[:, 0]                                                 # (N, Tq, Tk)
 print("weights of the second sequence (padding after 3 tokens, causal):\n", np.round(w[1], 3))

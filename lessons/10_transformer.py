@@ -46,7 +46,7 @@ import numpy as np
 
 import minigrad
 import minigrad.models
-from minigrad import attention, decoding, lesson, metrics, nn, optim
+from minigrad import decoding, lesson, metrics, nn, optim
 from minigrad import functional as F
 from minigrad.data import dates
 from minigrad.text import BOS_IDX, EOS_IDX, PAD_IDX, Vocab, pad_batch

@@ -4,17 +4,20 @@
     from minigrad import nn, functional as F
 
 The package reads like the course: backend (where arrays live), autograd
-(the graph and the chain rule), tensor, functions/ (every primitive's forward
+(the graph and the chain rule), tensor, creation, functions/ (every primitive's forward
 and backward), finite_differences and gradient_check (gradcheck), nn/ (layers), functional (F), optim, serialization.
 """
 from . import backend
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .backend import manual_seed
 from .tensor import (
-    Tensor, arange, bool_, cat, empty, float16, float32, float64, full, get_default_dtype,
-    int32, int64, long, ones, ones_like, rand, randint, randn, set_default_dtype, split, stack,
-    tensor, where, zeros, zeros_like,
+    Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
+from .creation import (
+    arange, cat, empty, full, ones, ones_like, rand, randint, randn, split, stack, tensor, where,
+    zeros, zeros_like,
+)
+from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
 from .gradient_check import check_module, gradcheck
 from . import functional
 from . import nn

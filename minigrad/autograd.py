@@ -21,6 +21,16 @@ from . import backend
 _grad_enabled = True
 _sequence = itertools.count()   # numbers the graph nodes in creation order (see backward)
 
+# The class the engine wraps arrays in.  Tensor is built on top of Function, so
+# the engine does not import it: tensor.py hands it over with use_tensor_class.
+Tensor = None
+
+
+def use_tensor_class(tensor_class):
+    """Called once by tensor.py: ``Function.apply`` takes and returns instances of this class."""
+    global Tensor
+    Tensor = tensor_class
+
 
 class GraphError(RuntimeError):
     """A backward that cannot be run: a freed graph, or an input changed in place."""
@@ -271,6 +281,3 @@ def unbroadcast(grad, shape):
         grad = grad.sum(axis=stretched, keepdims=True)
     return grad
 
-
-# Tensor is defined on top of Function, so it is imported last.
-from .tensor import Tensor  # noqa: E402

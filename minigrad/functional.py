@@ -3,12 +3,13 @@
 Each function checks its arguments and calls one Function from
 ``minigrad.functions`` (or composes a few Tensor operations).
 """
+import math
+
 from . import backend
 from . import functions as fn
-from .tensor import Tensor, cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
-from .attention import scaled_dot_product_attention  # noqa: F401  (minigrad/attention.py)
-from .functions.gelu import gelu  # noqa: F401  (exact erf GELU, minigrad/functions/gelu.py)
-from .functions.rnn import gru, lstm, rnn  # noqa: F401  (hand-written BPTT, minigrad/functions/rnn.py)
+from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
+from .masks import causal_mask, combine_masks
+from .tensor import Tensor
 
 
 def _data(value):
@@ -34,6 +35,13 @@ def softmax(x, dim=-1):
 
 def log_softmax(x, dim=-1):
     return fn.LogSoftmax.apply(x, dim)
+
+
+def gelu(x, approximate="none"):
+    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``)."""
+    if approximate != "none":
+        raise ValueError(f'gelu: only the exact form approximate="none" is implemented, got {approximate!r}')
+    return fn.GELU.apply(x)
 
 
 # ------------------------------------------------------------------ layers
@@ -102,3 +110,91 @@ def one_hot(ids, num_classes):
     data = _data(ids)
     xp = backend.array_module(data)
     return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("float32"))
+
+
+# ------------------------------------------------------------------ attention
+def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, scale=None,
+                                 return_weights=False, is_causal=False):
+    """softmax(Q K^T * scale) V over any leading (batch, head) dimensions.
+
+    query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
+    mask:       bool, broadcastable to (..., Tq, Tk); True = may not attend
+    dropout_p:  dropout on the attention weights (pass 0.0 when not training)
+    scale:      default 1 / sqrt(Dk)
+    is_causal:  add causal_mask(Tq, Tk) to ``mask``
+    return_weights: also return the weights (..., Tq, Tk) (before dropout)
+    """
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    if is_causal:
+        mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
+    attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
+    return attention.apply(query, key, value, _data(mask), float(dropout_p), float(scale), bool(return_weights))
+
+
+def split_heads(x, heads):
+    """(N, T, E) -> (N, heads, T, E / heads): head h sees features h*Dh ... (h+1)*Dh - 1."""
+    n, t, e = x.shape
+    return x.reshape(n, t, heads, e // heads).permute(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    """(N, heads, T, Dh) -> (N, T, heads * Dh), the inverse of split_heads."""
+    n, h, t, d = x.shape
+    return x.permute(0, 2, 1, 3).reshape(n, t, h * d)
+
+
+# ------------------------------------------------------------------ recurrent layers
+def lengths_mask(lengths, T, N, device):
+    """A (T, N, 1) bool mask, True where t < lengths[n] (None when lengths is); checks 1 <= length <= T."""
+    if lengths is None:
+        return None
+    if isinstance(lengths, Tensor):
+        lengths = lengths.tolist()
+    elif hasattr(lengths, "tolist"):
+        lengths = lengths.tolist() if not hasattr(lengths, "get") else lengths.get().tolist()
+    lengths = [int(n) for n in lengths]
+    if len(lengths) != N:
+        raise ValueError(f"lengths: expected one length per sequence, shape ({N},), got {len(lengths)} lengths")
+    if any(n < 1 or n > T for n in lengths):
+        raise ValueError(f"lengths: every length must be in [1, T] = [1, {T}] for an input of "
+                         f"shape (T, N, D) with T = {T}, got {lengths}")
+    xp = backend.get_module(device)
+    steps = xp.arange(T).reshape(T, 1, 1)
+    return steps < backend.asarray(lengths, device=device).reshape(1, N, 1)
+
+
+def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
+        nonlinearity="tanh"):
+    """One RNN layer, one direction, over a time-major sequence x (T, N, D).
+
+    h0 (N, H) or None (zeros); lengths: N ints in [1, T] or None.  Returns (output (T, N, H), h_n (N, H)).
+    Runs minigrad/functions/rnn_fast.py, or rnn.py under ``use_reference_kernels()``.
+    """
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    function = fn.pick(fn.RNNFunction, fn.FastRNNFunction)
+    return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
+
+
+def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False):
+    """One LSTM layer, one direction, over a time-major sequence x (T, N, D).
+
+    h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
+    """
+    mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    function = fn.pick(fn.LSTMFunction, fn.FastLSTMFunction)
+    return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
+
+
+def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
+        reset_after=True):
+    """One GRU layer, one direction, over a time-major sequence x (T, N, D).
+
+    reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
+    Returns (output (T, N, H), h_n (N, H)).
+    """
+    mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
+    function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
+    return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)

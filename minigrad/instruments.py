@@ -18,7 +18,8 @@ from .autograd import no_grad
 from .functions.rnn_steps import gru_step_forward, lstm_step_forward
 from .nn.rnn import GRU, LSTM, RNN, RNNBase
 from .nn.rnn_cell import GRUCell, LSTMCell, RNNCell
-from .tensor import Tensor, stack
+from .tensor import Tensor
+from .creation import stack
 
 GATE_NAMES = {"RNN": ("h",), "LSTM": ("i", "f", "g", "o"), "GRU": ("r", "z", "n")}
 

@@ -47,3 +47,11 @@ def _seed_and_dtype():
     dtype = minigrad.get_default_dtype()
     yield
     minigrad.set_default_dtype(dtype)
+
+
+@pytest.fixture(params=["fast", "reference"])
+def tier(request):
+    """Which tier of the recurrent and attention Functions a test runs: "fast" (the
+    layers' default) or "reference" (under minigrad.use_reference_kernels())."""
+    with minigrad.use_reference_kernels(request.param == "reference"):
+        yield request.param

@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 import minigrad
 from minigrad import nn
 from minigrad import functional as F
-from minigrad.attention import causal_mask, combine_masks, key_padding_to_4d, merge_heads, padding_mask, split_heads
-from minigrad.functions import attention as attention_function
+from minigrad.functional import merge_heads, split_heads
+from minigrad.masks import causal_mask, combine_masks, key_padding_to_4d, padding_mask
+from minigrad.functions import attention_fast
 from minigrad.functions.attention import ScaledDotProductAttention
+from minigrad.functions.attention_fast import FastScaledDotProductAttention
 from minigrad.functions.gelu import erf
 from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 
@@ -88,7 +90,7 @@ def test_sdpa_in_small_blocks_equals_one_block(device, block, monkeypatch):
     grad = randn(3, 2, 3, 3, device=device, requires_grad=False)
     results = []
     for size in (10 ** 6, block):
-        monkeypatch.setattr(attention_function, "BLOCK_ELEMENTS", size)
+        monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", size)
         minigrad.manual_seed(0)                                 # the same dropout mask both times
         out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.2, return_weights=True)
         (out * grad).sum().backward()
@@ -120,7 +122,7 @@ def test_sdpa_keeps_float32(device):
     assert out.dtype == minigrad.float32 and weights.dtype == minigrad.float32 and q.grad.dtype == minigrad.float32
 
 
-class _ForgetsSoftmaxCentering(ScaledDotProductAttention):
+class _ForgetsSoftmaxCentering(FastScaledDotProductAttention):
     """A deliberately broken backward: dS = P * dP, without the - rowsum(dP * P) term."""
 
     @staticmethod
@@ -135,7 +137,8 @@ def test_gradcheck_rejects_a_broken_attention_backward():
     q, k, v = randn(1, 3, 4), randn(1, 5, 4), randn(1, 5, 2)
     with pytest.raises(GradcheckError):
         gradcheck(lambda q, k, v: _ForgetsSoftmaxCentering.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
-    gradcheck(lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
+    for tier in (ScaledDotProductAttention, FastScaledDotProductAttention):
+        gradcheck(lambda q, k, v: tier.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
 
 
 @settings(max_examples=10, deadline=None)

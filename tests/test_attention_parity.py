@@ -1,4 +1,5 @@
-"""Attention against PyTorch (float64, dropout 0): outputs, weights and every gradient to 1e-10."""
+"""Attention against PyTorch (float64, dropout 0): outputs, weights and every gradient to 1e-10,
+on both tiers of the attention Function (the ``tier`` fixture)."""
 import numpy
 import pytest
 
@@ -32,7 +33,7 @@ def test_gelu_matches_torch(device):
     assert close(my, ty) and close(mx.grad, tx.grad)
 
 
-def test_sdpa_matches_torch_with_inverted_bool_mask(device):
+def test_sdpa_matches_torch_with_inverted_bool_mask(device, tier):
     rng = numpy.random.default_rng(0)
     (tq, mq), (tk, mk), (tv, mv) = (pair(rng.standard_normal(s), device) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)))
     mask = rng.random((2, 1, 4, 6)) < 0.4
@@ -86,15 +87,15 @@ def run_mha(kdim=None, batch_first=False, masks=True, average=False, cross=True,
 
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("cross", [False, True])
-def test_mha_matches_torch_per_head_weights(batch_first, cross):
+def test_mha_matches_torch_per_head_weights(batch_first, cross, tier):
     run_mha(batch_first=batch_first, cross=cross)
 
 
-def test_mha_matches_torch_averaged_weights_no_masks():
+def test_mha_matches_torch_averaged_weights_no_masks(tier):
     run_mha(masks=False, average=True)
 
 
-def test_mha_matches_torch_with_kdim_vdim():
+def test_mha_matches_torch_with_kdim_vdim(tier):
     run_mha(kdim=4, batch_first=True)
 
 

@@ -1,5 +1,5 @@
-"""The sequence Functions F.rnn, F.lstm, F.gru (minigrad/functions/rnn.py): one layer, one
-direction, backward through time written by hand.
+"""The sequence Functions F.rnn, F.lstm, F.gru (minigrad/functions/rnn.py and rnn_fast.py): one
+layer, one direction, backward through time written by hand.  gradcheck runs on both tiers.
 
 gradcheck (float64) over the options, hypothesis over shapes, and the second path:
 the same weights unrolled through the autograd cells give the same outputs and
@@ -59,12 +59,12 @@ def _check(kind, device, T, N, D, H, bias=True, initial=True, lengths=None, reve
 @pytest.mark.parametrize("kind", list(GATES))
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("lengths", [None, [2, 4, 1]])
-def test_gradcheck_options(device, kind, reverse, lengths):
+def test_gradcheck_options(device, kind, reverse, lengths, tier):
     _check(kind, device, T=4, N=3, D=2, H=3, lengths=lengths, reverse=reverse)
 
 
 @pytest.mark.parametrize("kind", list(GATES))
-def test_gradcheck_no_bias_no_initial_state(device, kind):
+def test_gradcheck_no_bias_no_initial_state(device, kind, tier):
     _check(kind, device, T=3, N=2, D=2, H=2, bias=False, initial=False)
 
 
@@ -167,7 +167,7 @@ def test_no_gradient_requested_for_the_input(device):
 
 
 @pytest.mark.parametrize("kind", list(GATES))
-def test_retain_graph_gives_the_same_gradients_twice(device, kind):
+def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier):
     """The backward reuses the memory of the forward's gate buffer for dA, but only when the
     graph is freed: with retain_graph=True a second backward must see the same saved values."""
     x, h0, c0, weights = _make(kind, device, 4, 3, 2, 3)
@@ -184,7 +184,7 @@ def test_retain_graph_gives_the_same_gradients_twice(device, kind):
 
 # ------------------------------------------------------------------ errors name the expected shape
 
-def test_bad_arguments_name_the_expected_shape(device):
+def test_bad_arguments_name_the_expected_shape(device, tier):
     x, h0, c0, weights = _make("lstm", device, 3, 2, 4, 5)
     with pytest.raises(ValueError, match=r"\(T, N, 4\)"):
         F.lstm(x[:, :, :3], h0, c0, *weights)

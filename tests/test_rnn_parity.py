@@ -1,7 +1,9 @@
 """Parity with PyTorch: nn.RNN / LSTM / GRU loaded from a PyTorch state dict give the same
 outputs, final states and gradients of every parameter and input (float64, 1e-10),
 for every option combination PyTorch supports, padded batches against
-pack_padded_sequence(enforce_sorted=False) included."""
+pack_padded_sequence(enforce_sorted=False) included.  The fast tier (the layers' default) runs
+every combination; the reference tier (``tier`` fixture, use_reference_kernels) a representative
+set, each option at least once (tests/test_tiers.py proves the tiers equal on all of them)."""
 import itertools
 
 import numpy
@@ -91,18 +93,28 @@ def test_parity_with_pytorch(kind, layers, bidirectional, batch_first, initial, 
     _compare("cpu", kind, layers, bidirectional, batch_first, initial, lengths)
 
 
+REPRESENTATIVE = [(2, True, False, True, [3, 5, 1]), (1, False, True, False, None), (2, False, True, True, [5, 2, 4])]
+
+
 @pytest.mark.parametrize("kind", KINDS)
-def test_parity_without_bias(device, kind):
+@pytest.mark.parametrize("layers, bidirectional, batch_first, initial, lengths", REPRESENTATIVE)
+def test_parity_with_pytorch_reference_tier(kind, layers, bidirectional, batch_first, initial, lengths):
+    with minigrad.use_reference_kernels():
+        _compare("cpu", kind, layers, bidirectional, batch_first, initial, lengths)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_parity_without_bias(device, kind, tier):
     _compare(device, kind, 2, True, False, True, [2, 5, 4], bias=False)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_parity_on_device(device, kind):
+def test_parity_on_device(device, kind, tier):
     _compare(device, kind, 2, True, True, True, [5, 1, 3])
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_parity_float32(kind):
+def test_parity_float32(kind, tier):
     _compare("cpu", kind, 2, True, False, True, [5, 2, 3], dtype=torch.float32, tol=1e-5)
 
 

@@ -4,7 +4,7 @@ import pytest
 
 import minigrad
 from minigrad import decoding, nn
-from minigrad.attention import causal_mask
+from minigrad.masks import causal_mask
 from minigrad.gradient_check import check_module
 from minigrad.models import CausalLM, TransformerClassifier, TransformerTranslator
 

@@ -1,5 +1,6 @@
 """Transformer layers and nn.Transformer against PyTorch (float64, dropout 0), weights loaded
-through nn.from_torch_state_dict: outputs, input gradients and every parameter gradient to 1e-10."""
+through nn.from_torch_state_dict: outputs, input gradients and every parameter gradient to 1e-10,
+on both tiers of the attention Function (the ``tier`` fixture)."""
 import numpy
 import pytest
 
@@ -50,7 +51,7 @@ GRID = [(nf, act, bf) for nf in (False, True) for act in ("relu", "gelu") for bf
 
 
 @pytest.mark.parametrize("norm_first, activation, batch_first", GRID)
-def test_encoder_layer_matches_torch(norm_first, activation, batch_first):
+def test_encoder_layer_matches_torch(norm_first, activation, batch_first, tier):
     options = layer_options(norm_first, activation, batch_first)
     theirs = torch.nn.TransformerEncoderLayer(D, HEADS, **options).double()
     ours = nn.TransformerEncoderLayer(D, HEADS, **options).double()
@@ -64,7 +65,7 @@ def test_encoder_layer_matches_torch(norm_first, activation, batch_first):
 
 
 @pytest.mark.parametrize("norm_first, activation, batch_first", GRID)
-def test_decoder_layer_matches_torch(norm_first, activation, batch_first):
+def test_decoder_layer_matches_torch(norm_first, activation, batch_first, tier):
     options = layer_options(norm_first, activation, batch_first)
     theirs = torch.nn.TransformerDecoderLayer(D, HEADS, **options).double()
     ours = nn.TransformerDecoderLayer(D, HEADS, **options).double()
@@ -81,7 +82,7 @@ def test_decoder_layer_matches_torch(norm_first, activation, batch_first):
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_transformer_matches_torch(norm_first):
+def test_transformer_matches_torch(norm_first, tier):
     options = dict(d_model=D, nhead=HEADS, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=FF,
                    dropout=0.0, activation="gelu", norm_first=norm_first)
     torch.manual_seed(0)
@@ -97,7 +98,7 @@ def test_transformer_matches_torch(norm_first):
                  tgt_key_padding_mask=minigrad.tensor(tgt_pad), memory_key_padding_mask=minigrad.tensor(pad)))
 
 
-def test_encoder_stack_with_final_norm_matches_torch():
+def test_encoder_stack_with_final_norm_matches_torch(tier):
     options = layer_options(True, "relu", True)
     theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D, HEADS, **options), 3,
                                          norm=torch.nn.LayerNorm(D), enable_nested_tensor=False).double()

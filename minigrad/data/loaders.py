@@ -10,7 +10,8 @@ import os
 import random
 
 from ..nn.embedding import Embedding
-from ..tensor import Tensor, float32, randn
+from ..tensor import Tensor, float32
+from ..creation import randn
 from ..text.vocab import PAD_IDX
 
 

@@ -1,7 +1,10 @@
 """Scaled dot-product attention as one Function, with its backward written out.
 
+This is the REFERENCE tier: every matrix below is computed whole and the
+weights P are stored for the backward.
+
     S = Q K^T * scale              scores              (..., Tq, Tk)
-    S[mask] = -inf                 True = may NOT attend (PyTorch's convention)
+    S[mask] = -inf                 True = may NOT attend (minigrad's convention)
     P = softmax(S) over keys       attention weights   (..., Tq, Tk)
     D = P * keep / (1 - p)         dropout on the weights (D = P when p = 0)
     O = D V                        output              (..., Tq, Dv)
@@ -13,22 +16,12 @@ Backward, given dO = dL/dO (and dL/dP when the weights are returned):
     dS = P * (dP - rowsum(dP * P))            softmax backward, row by row
     dQ = dS K * scale,     dK = dS^T Q * scale
 
-rowsum(dP * P) is a (Tq,)-vector per row; because O = D V it equals
-rowsum(dO * O) (sum_j dP_ij P_ij = dO_i . sum_j D_ij V_j), which costs a pass
-over (Tq, Dv) instead of one over (Tq, Tk).
-
-Memory traffic.  The (..., Tq, Tk) matrices S, P, dP dominate time and memory
-for long sequences: at batch 8, 8 heads and T = 1024 each is 256 MB, and a
-fresh buffer of that size costs more to allocate than to fill.  So the work
-is done in blocks of about BLOCK_ELEMENTS scores (a few examples, or a few
-query rows of one example: query rows are independent), in two buffers
-allocated once per call and reused (a few MB: mostly in the CPU cache);
-the softmax runs in place in the block.  The forward keeps only the row's
-log-sum-exp, lse = log sum_j exp(S_ij), and the backward recomputes each
-block's P = exp(S - lse) from Q and K (one more matmul, as FlashAttention
-does) instead of storing P.
-
 A query whose keys are all masked gets P = 0: a zero output and zero gradients.
+Leading (batch, head) dimensions broadcast; the gradient of an input that was
+broadcast is summed over its copies.
+
+The fast tier, ``attention_fast.py``, never holds a whole (..., Tq, Tk) matrix
+(it works in blocks and recomputes P in the backward); tests prove the two equal.
 """
 from .. import backend
 from ..autograd import Function, unbroadcast
@@ -64,7 +57,7 @@ def check_attention_inputs(q, k, v, mask):
             raise TypeError(
                 f"scaled_dot_product_attention: the mask must be boolean (True = may not attend), "
                 f"got dtype {getattr(mask, 'dtype', type(mask).__name__)}; build one with "
-                "minigrad.attention.causal_mask / padding_mask, or compare: ids == pad_idx"
+                "minigrad.masks.causal_mask / padding_mask, or compare: ids == pad_idx"
             )
         try:
             fits = backend.broadcast_shape(mask.shape, scores_shape) == scores_shape
@@ -78,43 +71,22 @@ def check_attention_inputs(q, k, v, mask):
     return scores_shape
 
 
-BLOCK_ELEMENTS = 2 ** 21   # scores per block: 8 MB of float32 (measured best of 2^19 ... 2^23)
-
-
-def _blocks(rows, queries, per_query):
-    """(row slice, query slice) pairs covering rows x queries, about BLOCK_ELEMENTS scores each.
-
-    rows: the first batch dimension; per_query: scores per query row in one row
-    of the batch (heads * Tk).  Whole rows when they fit, else one row at a time
-    split along the queries.
-    """
-    if queries * per_query <= BLOCK_ELEMENTS:
-        step = max(1, BLOCK_ELEMENTS // (queries * per_query))
-        return [(slice(r, min(r + step, rows)), slice(0, queries)) for r in range(0, rows, step)]
-    step = max(1, BLOCK_ELEMENTS // per_query)
-    return [(slice(r, r + 1), slice(i, min(i + step, queries)))
-            for r in range(rows) for i in range(0, queries, step)]
-
-
-def _block_size(blocks, per_query):
-    """The largest number of scores in one block."""
-    return max((r.stop - r.start) * (i.stop - i.start) for r, i in blocks) * per_query
-
-
-def _view(buffer, shape):
-    """The first prod(shape) elements of a flat buffer, viewed with ``shape`` (no copy)."""
-    size = 1
-    for n in shape:
-        size *= n
-    return buffer[:size].reshape(shape)
+def softmax_over_keys(xp, scores):
+    """P = softmax(S) along the last axis; a row whose scores are all -inf gives zeros."""
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = xp.where(row_max == -xp.inf, 0, row_max)          # all keys masked: exp(-inf) = 0 below
+    e = xp.exp(scores - row_max)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / xp.where(total == 0, 1, total)
 
 
 class ScaledDotProductAttention(Function):
     """O = softmax(Q K^T * scale, masked) V, with dropout on the weights; see the module docstring.
 
+    forward(q, k, v, mask, dropout_p, scale, return_weights)
     q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); mask bool broadcastable to
-    (..., Tq, Tk) or None.  Returns O (..., Tq, Dv), and also the weights P
-    (..., Tq, Tk) (before dropout) when ``return_weights``.
+    (..., Tq, Tk) (True = may not attend) or None.  Returns O (..., Tq, Dv), and
+    also the weights P (..., Tq, Tk) (before dropout) when ``return_weights``.
     """
 
     @staticmethod
@@ -123,102 +95,35 @@ class ScaledDotProductAttention(Function):
         if not 0.0 <= dropout_p < 1.0:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
         xp = backend.array_module(q, k, v, mask)
-        ctx.shapes = (q.shape, k.shape, v.shape)
-        unbatched = len(scores_shape) == 2
-        if unbatched:                                          # one leading dimension to block over
-            q, k, v, scores_shape = q[None], k[None], v[None], (1,) + scores_shape
-        batch, (tq, tk) = scores_shape[:-2], scores_shape[-2:]
-        dtype = q.dtype
-        q_scaled = xp.multiply(xp.broadcast_to(q, batch + q.shape[-2:]), scale,
-                               out=xp.empty(batch + q.shape[-2:], dtype))        # Q scale  (..., Tq, Dk)
-        k_t = xp.ascontiguousarray(xp.swapaxes(xp.broadcast_to(k, batch + k.shape[-2:]), -1, -2))  # (..., Dk, Tk)
-        v_b = xp.broadcast_to(v, batch + v.shape[-2:])                           # (..., Tk, Dv)
-        mask_b = None if mask is None else xp.broadcast_to(mask, scores_shape)
+        scores = (q @ xp.swapaxes(k, -1, -2)) * scale                # S  (..., Tq, Tk)
+        if mask is not None:
+            scores = xp.where(mask, -xp.inf, scores)
+        weights = softmax_over_keys(xp, scores)                     # P
         keep = None
+        dropped = weights
         if dropout_p > 0.0:
             keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
-        out = xp.empty(batch + (tq, v.shape[-1]), dtype)
-        lse = xp.empty(batch + (tq, 1), dtype)
-        weights = xp.empty(scores_shape, dtype) if return_weights else None
-        per_query = tk
-        for n in batch[1:]:
-            per_query *= n
-        blocks = _blocks(batch[0], tq, per_query)
-        buffer = xp.empty(_block_size(blocks, per_query), dtype)
-        for rows, queries in blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            s = _view(buffer, q_scaled[at].shape[:-1] + (tk,))
-            xp.matmul(q_scaled[at], k_t[rows], out=s)                             # S block
-            if mask_b is not None:
-                xp.copyto(s, -xp.inf, where=mask_b[at])
-            row_max = s.max(axis=-1, keepdims=True)
-            if mask_b is not None:
-                row_max[row_max == -xp.inf] = 0               # all keys masked: exp(-inf) = 0 below
-            s -= row_max
-            xp.exp(s, out=s)
-            total = s.sum(axis=-1, keepdims=True)
-            if mask_b is not None:
-                total[total == 0] = 1                         # so those rows stay 0, not 0/0
-            s /= total                                        # P block, in place
-            lse[at] = row_max + xp.log(total)                 # P = exp(S - lse), for the backward
-            if weights is not None:
-                weights[at] = s
-            if keep is not None:
-                s *= keep[at]
-                s *= 1.0 / (1.0 - dropout_p)                  # D block
-            out[at] = xp.matmul(s, v_b[rows])                 # O block = D V
-        ctx.save_for_backward(q_scaled, k, v, k_t, mask_b, keep, out, lse)
-        ctx.scale, ctx.dropout_p, ctx.unbatched = scale, dropout_p, unbatched
-        ctx.blocks, ctx.block_size = blocks, _block_size(blocks, per_query)
-        if unbatched:
-            out, weights = out[0], (None if weights is None else weights[0])
+            dropped = weights * keep / (1.0 - dropout_p)            # D
+        out = dropped @ v                                           # O = D V
+        ctx.save_for_backward(q, k, v, weights, dropped, keep)
+        ctx.scale, ctx.dropout_p = scale, dropout_p
         return (out, weights) if return_weights else out
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, k_t, mask_b, keep, out, lse = ctx.saved_tensors
-        xp = backend.array_module(dout, out)
-        if ctx.unbatched:
-            dout = dout[None]
-            dweights = None if dweights is None else dweights[None]
-        batch, tk = q_scaled.shape[:-2], k_t.shape[-1]
-        k_b = xp.broadcast_to(k, batch + k.shape[-2:])
-        v_t = xp.ascontiguousarray(xp.swapaxes(xp.broadcast_to(v, batch + v.shape[-2:]), -1, -2))  # (..., Dv, Tk)
-        inner = (dout * out).sum(axis=-1, keepdims=True)     # rowsum(dP * P) = rowsum(dO * O)
-        dq = xp.empty(q_scaled.shape, q_scaled.dtype)
-        dk = xp.zeros(batch + k.shape[-2:], k.dtype)
-        dv = xp.zeros(batch + v.shape[-2:], v.dtype)
-        p_buffer, dp_buffer = xp.empty(ctx.block_size, out.dtype), xp.empty(ctx.block_size, out.dtype)
-        for rows, queries in ctx.blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            shape = q_scaled[at].shape[:-1] + (tk,)
-            p = _view(p_buffer, shape)
-            xp.matmul(q_scaled[at], k_t[rows], out=p)        # S block again
-            if mask_b is not None:
-                xp.copyto(p, -xp.inf, where=mask_b[at])
-            p -= lse[at]
-            xp.exp(p, out=p)                                  # P = exp(S - lse)
-            d = p
-            if keep is not None:
-                d = p * keep[at]
-                d *= 1.0 / (1.0 - ctx.dropout_p)              # D
-            dv[rows] += xp.matmul(xp.swapaxes(d, -1, -2), dout[at])               # dV = D^T dO
-            dp = _view(dp_buffer, shape)
-            xp.matmul(dout[at], v_t[rows], out=dp)           # dL/dD = dO V^T
-            if keep is not None:
-                dp *= keep[at]                                # dL/dP = dL/dD * keep / (1 - p)
-                dp *= 1.0 / (1.0 - ctx.dropout_p)
-            row_inner = inner[at]
-            if dweights is not None:                          # the weights were an output too
-                dp += dweights[at]
-                row_inner = row_inner + (dweights[at] * p).sum(axis=-1, keepdims=True)
-            dp -= row_inner
-            dp *= p                                           # dS = P * (dP - rowsum(dP * P))
-            dq[at] = xp.matmul(dp, k_b[rows])                 # dQ = dS K scale (scale below)
-            dk[rows] += xp.matmul(xp.swapaxes(dp, -1, -2), q_scaled[at])          # dK = dS^T Q scale
-        dq *= ctx.scale
-        (q_shape, k_shape, v_shape), needs = ctx.shapes, ctx.needs_input_grad
-        dq = unbroadcast(dq, tuple(q_shape)) if needs[0] else None     # sum over broadcast copies
-        dk = unbroadcast(dk, tuple(k_shape)) if needs[1] else None
-        dv = unbroadcast(dv, tuple(v_shape)) if needs[2] else None
-        return dq, dk, dv, None, None, None, None
+        q, k, v, weights, dropped, keep = ctx.saved_tensors
+        xp = backend.array_module(dout, q)
+        dv = xp.swapaxes(dropped, -1, -2) @ dout                    # dV = D^T dO
+        dp = dout @ xp.swapaxes(v, -1, -2)                          # dL/dD = dO V^T
+        if keep is not None:
+            dp = dp * keep / (1.0 - ctx.dropout_p)                  # dL/dP = dL/dD keep / (1 - p)
+        if dweights is not None:                                    # the weights were an output too
+            dp = dp + dweights
+        ds = weights * (dp - (dp * weights).sum(axis=-1, keepdims=True))   # softmax backward
+        dq = (ds @ k) * ctx.scale                                   # dQ = dS K scale
+        dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale              # dK = dS^T Q scale
+        needs = ctx.needs_input_grad                                # sum over broadcast copies:
+        return (unbroadcast(dq, q.shape) if needs[0] else None,
+                unbroadcast(dk, k.shape) if needs[1] else None,
+                unbroadcast(dv, v.shape) if needs[2] else None,
+                None, None, None, None)

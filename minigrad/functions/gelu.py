@@ -98,9 +98,3 @@ class GELU(Function):
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))   # phi(x)
         return (dout * (cdf + x * pdf),)                             # dy/dx = Phi + x phi
 
-
-def gelu(x, approximate="none"):
-    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``)."""
-    if approximate != "none":
-        raise ValueError(f'gelu: only the exact form approximate="none" is implemented, got {approximate!r}')
-    return GELU.apply(x)

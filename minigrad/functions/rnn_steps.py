@@ -5,6 +5,18 @@ returns the next state and a ``cache``; each backward takes the upstream
 gradients and that cache and returns the gradient of every input.  No
 autograd is involved: every derivative is written out by hand.
 
+The layouts a student meets (one table, so they cannot drift apart):
+
+                    assignments (CS231n style)     library: here, functions/, nn/ (PyTorch's)
+    weights         Wx (D, G*H), Wh (H, G*H)       w_ih (G*H, D), w_hh (G*H, H)      Wx == w_ih.T
+    biases          b (G*H,); GRU bx, bh           b_ih, b_hh (G*H,)                 b == b_ih + b_hh
+    pre-activation  x @ Wx + prev_h @ Wh + b       x @ w_ih.T + b_ih + h_prev @ w_hh.T + b_hh
+    sequence        x (N, T, D), batch first       x (T, N, D), time first; nn layers take
+                                                   (N, T, D) with batch_first=True
+    states          prev_h, next_h (prev_c, next_c)  h_prev, h (c_prev, c)
+
+    G = 1 (RNN), 4 (LSTM: gate blocks i, f, g, o), 3 (GRU: r, z, n): PyTorch's order everywhere.
+
 Notation (the lessons'):   N batch, D input features, H hidden units.
 
     x       (N, D)     the input at this step
@@ -16,9 +28,9 @@ Notation (the lessons'):   N batch, D input features, H hidden units.
 Weights are stored as in PyTorch, (out, in), so the pre-activations are
 ``x @ w_ih.T + h_prev @ w_hh.T``, and the gate blocks come in PyTorch's
 order: LSTM (i, f, g, o), GRU (r, z, n).  The sequence functions in
-``minigrad/functions/rnn.py`` run the same equations over all T steps at
-once; the tests check each level against finite differences and the two
-levels against each other.
+``minigrad/functions/rnn.py`` (the reference tier; ``rnn_fast.py`` is the fast
+one) run the same equations over all T steps at once; the tests check each
+level against finite differences and the two levels against each other.
 """
 from .. import backend
 

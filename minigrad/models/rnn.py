@@ -12,7 +12,8 @@ Decoder protocol (see minigrad/decoding.py):
 """
 from .. import backend, nn
 from ..decoding import select_rows
-from ..tensor import Tensor, cat, stack, zeros
+from ..tensor import Tensor
+from ..creation import cat, stack, zeros
 from ..text.vocab import PAD_IDX
 
 _CELLS = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}

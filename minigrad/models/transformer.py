@@ -18,7 +18,7 @@ once and each new token costs one position, not the whole prefix.
 import math
 
 from .. import nn
-from ..attention import causal_mask, padding_mask
+from ..masks import causal_mask, padding_mask
 from ..decoding import select_rows
 
 

@@ -17,9 +17,11 @@ import math
 from collections import OrderedDict
 
 from .. import backend
-from ..attention import causal_mask, combine_masks, merge_heads, scaled_dot_product_attention, split_heads
+from ..functional import merge_heads, scaled_dot_product_attention, split_heads
+from ..masks import causal_mask, combine_masks
 from ..autograd import no_grad
-from ..tensor import Tensor, cat, empty
+from ..tensor import Tensor
+from ..creation import cat, empty
 from . import init
 from .linear import Linear
 from .module import Module, Parameter, _host_array
@@ -158,7 +160,7 @@ def _bool_mask(name, mask):
         raise TypeError(
             f"MultiheadAttention: {name} must be a boolean mask (True = may not attend), got dtype "
             f"{getattr(mask, 'dtype', type(mask).__name__)}. Additive float masks are not supported: "
-            "build one with minigrad.attention.causal_mask / padding_mask"
+            "build one with minigrad.masks.causal_mask / padding_mask"
         )
     return mask
 

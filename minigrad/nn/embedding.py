@@ -1,6 +1,7 @@
 """Embedding table: token ids -> vectors."""
 from .. import functional as F
-from ..tensor import Tensor, empty
+from ..tensor import Tensor
+from ..creation import empty
 from . import init
 from .module import Module, Parameter
 

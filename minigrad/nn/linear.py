@@ -2,7 +2,7 @@
 import math
 
 from .. import functional as F
-from ..tensor import empty
+from ..creation import empty
 from . import init
 from .module import Module, Parameter
 

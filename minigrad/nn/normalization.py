@@ -1,6 +1,6 @@
 """Layer normalization."""
 from .. import functional as F
-from ..tensor import empty
+from ..creation import empty
 from . import init
 from .module import Module, Parameter
 

@@ -8,7 +8,8 @@ Both add their vectors to the input: x (N, T, d) if batch_first else (T, N, d).
 ``offset`` shifts the positions, for a decoder that feeds one new token at a time.
 """
 from .. import backend
-from ..tensor import Tensor, empty
+from ..tensor import Tensor
+from ..creation import empty
 from . import init
 from .activation import Dropout
 from .module import Module, Parameter

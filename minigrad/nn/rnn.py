@@ -19,7 +19,8 @@ and gives the same outputs.
 import math
 
 from .. import functional as F
-from ..tensor import Tensor, cat, empty, stack
+from ..tensor import Tensor
+from ..creation import cat, empty, stack
 from . import init
 from .module import Module, Parameter
 

@@ -13,7 +13,7 @@ U(-1/sqrt(H), 1/sqrt(H)); gates LSTM (i, f, g, o), GRU (r, z, n).
 import math
 
 from .. import functional as F
-from ..tensor import empty, stack, tensor, where, zeros
+from ..creation import empty, stack, tensor, where, zeros
 from . import init
 from .module import Module, Parameter
 

@@ -19,7 +19,7 @@ Masks are boolean, True = may not attend.  Shapes: (T, N, E), or (N, T, E) with 
 import copy
 
 from .. import functional as F
-from ..attention import causal_mask
+from ..masks import causal_mask
 from .activation import Dropout
 from .attention import MultiheadAttention
 from .container import ModuleList

@@ -1,20 +1,16 @@
-"""Attention masks and the functional form of scaled dot-product attention.
+"""Attention masks: which keys a query may not attend to.
 
-Masks are boolean and True means "may NOT attend" (PyTorch's convention):
+Masks are boolean and True means "may NOT attend" (minigrad's convention):
 
     padding_mask(ids, pad_idx)   (N, S)    True where ids == pad_idx: keys that are padding
     causal_mask(T)               (T, T)    True above the diagonal: query t may not see keys > t
     combine_masks(...)           OR of any masks, shaped to broadcast over (N, heads, Tq, Tk)
 
-Shape helpers for multi-head attention:
-
-    split_heads(x, heads)        (N, T, E) -> (N, heads, T, E / heads)
-    merge_heads(x)               (N, heads, T, Dh) -> (N, T, heads * Dh)
+The attention itself is ``minigrad.functional.scaled_dot_product_attention``
+(its Function: ``minigrad/functions/attention.py``); the layers are in
+``minigrad/nn/attention.py``.
 """
-import math
-
 from . import backend
-from .functions.attention import ScaledDotProductAttention
 from .tensor import Tensor
 
 
@@ -61,33 +57,3 @@ def key_padding_to_4d(mask):
     mask = _data(mask)
     return Tensor._from_array(mask[:, None, None, :])
 
-
-def split_heads(x, heads):
-    """(N, T, E) -> (N, heads, T, E / heads): head h sees features h*Dh ... (h+1)*Dh - 1."""
-    n, t, e = x.shape
-    return x.reshape(n, t, heads, e // heads).permute(0, 2, 1, 3)
-
-
-def merge_heads(x):
-    """(N, heads, T, Dh) -> (N, T, heads * Dh), the inverse of split_heads."""
-    n, h, t, d = x.shape
-    return x.permute(0, 2, 1, 3).reshape(n, t, h * d)
-
-
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, scale=None,
-                                 return_weights=False, is_causal=False):
-    """softmax(Q K^T * scale) V over any leading (batch, head) dimensions.
-
-    query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
-    mask:       bool, broadcastable to (..., Tq, Tk); True = may not attend
-    dropout_p:  dropout on the attention weights (pass 0.0 when not training)
-    scale:      default 1 / sqrt(Dk)
-    is_causal:  add causal_mask(Tq, Tk) to ``mask``
-    return_weights: also return the weights (..., Tq, Tk) (before dropout)
-    """
-    if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1])
-    if is_causal:
-        mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
-    return ScaledDotProductAttention.apply(query, key, value, _data(mask), float(dropout_p),
-                                           float(scale), bool(return_weights))

@@ -1,0 +1,204 @@
+"""The two tiers compute the same numbers: the reference Functions (functions/rnn.py,
+functions/attention.py) and the fast ones (rnn_fast.py, attention_fast.py) give the same
+outputs, final states and gradients of every input, for every option, T > 1.
+
+Each case runs once per tier under ``use_reference_kernels`` with the same inputs and
+the same upstream gradients, in float64, and compares to 1e-10 (relative to the size
+of the values): the tiers order their sums differently, nothing else may differ.
+"""
+import itertools
+
+import numpy
+import pytest
+
+import minigrad
+from minigrad import functional as F
+from minigrad import nn
+
+f64 = minigrad.float64
+KINDS = ["rnn_tanh", "rnn_relu", "lstm", "gru", "gru_before"]
+GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3, "gru_before": 3}
+
+
+def _host(value):
+    return None if value is None else minigrad.Tensor(value).numpy()
+
+
+def _same(a, b, what):
+    a, b = _host(a), _host(b)
+    assert (a is None) == (b is None), what
+    if a is not None:
+        scale = max(1.0, numpy.abs(b).max(initial=0.0))
+        assert numpy.abs(a - b).max(initial=0.0) <= 1e-10 * scale, what
+
+
+def _on_both_tiers(run):
+    """run() -> list of arrays (outputs and gradients), once per tier; returns (reference, fast)."""
+    results = []
+    for reference in (True, False):
+        minigrad.manual_seed(7)                                # the same inputs (and dropout) both times
+        with minigrad.use_reference_kernels(reference):
+            results.append(run())
+    return results
+
+
+def _compare(reference, fast):
+    assert len(reference) == len(fast)
+    for k, (a, b) in enumerate(zip(reference, fast)):
+        _same(a, b, f"result {k}")
+
+
+def test_the_switch_picks_the_tier_and_restores_it():
+    assert not minigrad.functions.reference_kernels_enabled()
+    with minigrad.use_reference_kernels():
+        assert minigrad.functions.reference_kernels_enabled()
+        with minigrad.use_reference_kernels(False):
+            assert not minigrad.functions.reference_kernels_enabled()
+        assert minigrad.functions.reference_kernels_enabled()
+    assert not minigrad.functions.reference_kernels_enabled()
+    minigrad.use_reference_kernels(True)                       # also a plain call
+    try:
+        x = minigrad.randn(3, 2, 2, requires_grad=True)
+        w = [minigrad.randn(4, 2, requires_grad=True), minigrad.randn(4, 1, requires_grad=True)]
+        out, _, _ = F.lstm(x, None, None, *w)
+        assert out.grad_fn.function is minigrad.functions.LSTMFunction
+    finally:
+        minigrad.use_reference_kernels(False)
+    out, _, _ = F.lstm(x, None, None, *w)
+    assert out.grad_fn.function is minigrad.functions.FastLSTMFunction
+
+
+# ------------------------------------------------------------------ one layer, one direction
+
+def _functional(kind, T, N, D, H, bias, initial, lengths, reverse, device):
+    def run():
+        x = minigrad.randn(T, N, D, dtype=f64, device=device, requires_grad=True)
+        h0 = minigrad.randn(N, H, dtype=f64, device=device, requires_grad=True) if initial else None
+        c0 = minigrad.randn(N, H, dtype=f64, device=device, requires_grad=True) if initial and kind == "lstm" else None
+        G = GATES[kind]
+        weights = [(minigrad.randn(G * H, D, dtype=f64, device=device) * 0.6).requires_grad_(),
+                   (minigrad.randn(G * H, H, dtype=f64, device=device) * 0.6).requires_grad_()]
+        weights += ([(minigrad.randn(G * H, dtype=f64, device=device) * 0.5).requires_grad_() for _ in range(2)]
+                    if bias else [None, None])
+        if kind.startswith("rnn"):
+            results = F.rnn(x, h0, *weights, lengths=lengths, reverse=reverse, nonlinearity=kind[4:])
+        elif kind == "lstm":
+            results = F.lstm(x, h0, c0, *weights, lengths=lengths, reverse=reverse)
+        else:
+            results = F.gru(x, h0, *weights, lengths=lengths, reverse=reverse, reset_after=(kind == "gru"))
+        upstream = [minigrad.randn(*r.shape, dtype=f64, device=device) for r in results]
+        sum((r * u).sum() for r, u in zip(results, upstream)).backward()
+        leaves = [x, h0, c0] + weights
+        return list(results) + [None if v is None else v.grad for v in leaves]
+    return run
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("reverse, lengths, bias, initial",
+                         list(itertools.product([False, True], [None, [5, 2, 4, 1]], [True, False], [True, False])))
+def test_functions_equal_for_every_option(kind, reverse, lengths, bias, initial):
+    _compare(*_on_both_tiers(_functional(kind, 5, 4, 3, 4, bias, initial, lengths, reverse, "cpu")))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_functions_equal_on_the_strict_device(kind):
+    _compare(*_on_both_tiers(_functional(kind, 4, 3, 2, 3, True, True, [4, 1, 3], True, "strict")))
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_functions_equal_when_runs_of_steps_split_the_backward(kind):
+    """Large enough that the fast backward works in several cache-sized runs of steps."""
+    _compare(*_on_both_tiers(_functional(kind, 12, 16, 8, 256, True, True, None, False, "cpu")))
+
+
+# ------------------------------------------------------------------ layers: stacks and directions
+
+def _layer(kind, layers, bidirectional, batch_first, lengths):
+    T, N, D, H = 5, 3, 4, 3
+
+    def run():
+        options = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first)
+        if kind.startswith("rnn"):
+            model = nn.RNN(D, H, nonlinearity=kind[4:], **options)
+        elif kind == "lstm":
+            model = nn.LSTM(D, H, **options)
+        else:
+            model = nn.GRU(D, H, reset_after=(kind == "gru"), **options)
+        model = model.to(dtype=f64)
+        x = minigrad.randn(*((N, T, D) if batch_first else (T, N, D)), dtype=f64, requires_grad=True)
+        out, state = model(x, lengths=lengths)
+        finals = state if kind == "lstm" else (state,)
+        loss = (out * minigrad.randn(*out.shape, dtype=f64)).sum()
+        for final in finals:
+            loss = loss + (final * minigrad.randn(*final.shape, dtype=f64)).sum()
+        loss.backward()
+        return [out, *finals, x.grad] + [p.grad for p in model.parameters()]
+    return run
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("layers, bidirectional, batch_first, lengths",
+                         list(itertools.product([1, 2], [False, True], [False, True], [None, [3, 5, 1]])))
+def test_layers_equal_for_every_option(kind, layers, bidirectional, batch_first, lengths):
+    _compare(*_on_both_tiers(_layer(kind, layers, bidirectional, batch_first, lengths)))
+
+
+# ------------------------------------------------------------------ attention
+
+def _attention(q_shape, k_shape, v_shape, mask, dropout_p, return_weights, device="cpu"):
+    def run():
+        q, k, v = (minigrad.randn(*s, dtype=f64, device=device, requires_grad=True) for s in (q_shape, k_shape, v_shape))
+        m = None if mask is None else minigrad.tensor(mask, device=device)
+        result = F.scaled_dot_product_attention(q, k, v, m, dropout_p=dropout_p, return_weights=return_weights)
+        results = result if return_weights else (result,)
+        upstream = [minigrad.randn(*r.shape, dtype=f64, device=device) for r in results]
+        sum((r * u).sum() for r, u in zip(results, upstream)).backward()
+        return list(results) + [q.grad, k.grad, v.grad]
+    return run
+
+
+def _masks():
+    rng = numpy.random.default_rng(3)
+    random = rng.random((2, 1, 4, 6)) < 0.4
+    random[0, 0, 2, :] = True                                 # a query that sees no key
+    causal = numpy.triu(numpy.ones((4, 6), dtype=bool), k=1)
+    return {"none": None, "random (N, 1, Tq, Tk)": random, "causal (Tq, Tk)": causal}
+
+
+@pytest.mark.parametrize("mask_name", list(_masks()))
+@pytest.mark.parametrize("dropout_p", [0.0, 0.3])
+@pytest.mark.parametrize("return_weights", [False, True])
+def test_attention_equal_for_every_option(mask_name, dropout_p, return_weights):
+    mask = _masks()[mask_name]
+    _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, dropout_p, return_weights)))
+
+
+@pytest.mark.parametrize("shapes", [
+    ((4, 5), (6, 5), (6, 3)),                                 # unbatched
+    ((2, 3, 4, 5), (1, 3, 6, 5), (6, 2)),                     # broadcast batch dimensions
+])
+def test_attention_equal_for_unbatched_and_broadcast_inputs(shapes):
+    _compare(*_on_both_tiers(_attention(*shapes, None, 0.0, True)))
+
+
+def test_attention_equal_on_the_strict_device():
+    mask = _masks()["causal (Tq, Tk)"]
+    _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, 0.2, True, "strict")))
+
+
+def test_attention_equal_in_small_blocks(monkeypatch):
+    """The fast tier splitting the scores into blocks of query rows still equals the reference."""
+    from minigrad.functions import attention_fast
+    monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", 7)
+    mask = _masks()["random (N, 1, Tq, Tk)"]
+    _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, 0.2, True)))
+
+
+def test_transformer_encoder_layer_equal():
+    def run():
+        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).to(dtype=f64)
+        x = minigrad.randn(2, 5, 8, dtype=f64, requires_grad=True)
+        out = layer(x, src_mask=minigrad.masks.causal_mask(5))
+        (out * minigrad.randn(*out.shape, dtype=f64)).sum().backward()
+        return [out, x.grad] + [p.grad for p in layer.parameters()]
+    _compare(*_on_both_tiers(run))
