@@ -2,16 +2,14 @@
 
 The grader never imports a submission.  For every check of ``checks.json``:
 
-    1. it draws the inputs from the grading run's seed (``--seed``, or
-       MINIGRAD_GRADING_SEED, or a fresh one it reports); the seed is never
-       shipped, so the shipped checks.json tells nothing about the inputs;
-    2. it asks a trusted reference worker (a fresh interpreter on the
-       assignment's folder) for the reference's outputs at those inputs and at
-       every input nudged by +-eps, element by element: one request per case,
-       computed once per grading run and shared by every student;
-    3. it asks the student's worker (sandbox.py) for the same outputs, and
+    1. (cases.py) it draws the inputs from the grading run's seed (``--seed``,
+       or MINIGRAD_GRADING_SEED, or a fresh one it reports; never shipped), and
+       asks a trusted reference worker for the reference's outputs at those
+       inputs and at every input nudged by +-eps, element by element: one
+       request per case, once per grading run, shared by every student;
+    2. it asks the student's worker (sandbox.py) for the same outputs, and
        compares them all with the reference's: the FORWARD part;
-    4. it asks the student's worker for the backward at random upstream
+    3. it asks the student's worker for the backward at random upstream
        gradients v_k, and judges each gradient against the central differences
        of L = sum_k <v_k, y_k> over the student's own (checked) outputs, with
        ``finite_differences.compare`` (minigrad's one numeric-gradient path):
@@ -22,19 +20,17 @@ A float32 (or float16) output fails its part, forward or backward alike, with
 ``diagnostics.dtype_problem``'s explanation.  A check scores
 ``forward_points`` and ``backward_points`` separately (without them, the
 check is all or nothing).  A check whose functions call another check's (found
-by reading the reference's source) is not charged again for the other's
-failure: its message points to the check the bug is in.
+by reading the reference's source) is not diagnosed again for the other's
+bug: its message points to the check the bug is in (the part still scores 0:
+it cannot be judged apart from the functions it calls).
 """
-import ast
 import os
-import secrets
-import threading
-import zlib
 
 import numpy
 
 from ..finite_differences import EPS, compare as judge_gradient, relative_error
-from .assignment import load_assignment
+from .assignment import find_submission, load_assignment
+from .cases import Reference, arguments, grading_seed, objective, uses
 from .diagnostics import compare, diagnose_gradient
 from .sandbox import Limits, Worker, WorkerFailed
 
@@ -53,87 +49,11 @@ except ImportError:
         return [] if outcome == "passed" else hints
 
 
-def grading_seed(seed=None):
-    """The run's seed: ``seed``, else MINIGRAD_GRADING_SEED, else a fresh random one (report it to reproduce)."""
-    if seed is None:
-        seed = os.environ.get("MINIGRAD_GRADING_SEED") or secrets.randbits(62)
-    return int(seed)
-
-
-def differentiable(check):
-    return [i for i, e in enumerate(check["inputs"]) if "shape" in e and e.get("grad", True)]
-
-
-def make_inputs(check, case, rng):
-    """The inputs of one case: random float64 arrays of the case's shapes, constants, causal masks."""
-    values = []
-    for entry in check["inputs"]:
-        if "value" in entry:
-            values.append(entry["value"])
-        elif "causal" in entry:
-            size = case[entry["causal"]]
-            values.append(numpy.tril(numpy.ones((size, size), dtype=bool)))   # True = may attend
-        else:
-            shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
-            values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))
-    return values
-
-
-def uses(assignment):
-    """{check name: names of the other checks whose functions its reference functions call} (read, not run)."""
-    with open(assignment.reference, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    bodies = {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} |
-              {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-              for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    own = {c["name"]: {c[k] for k in ("forward", "backward", "class", "function") if k in c} for c in assignment.checks}
-    found = {}
-    for check in assignment.checks:
-        called = set().union(*(bodies.get(f, set()) for f in own[check["name"]]))
-        found[check["name"]] = [other for other, names in own.items() if other != check["name"] and names & called]
-    return found
-
-
-class Case:
-    """One case of one check, prepared once per grading run: the inputs and the reference's answers."""
-
-    def __init__(self, args, n_inputs, slots, perturbations, douts, outputs, points):
-        self.args, self.n_inputs, self.slots = args, n_inputs, slots
-        self.perturbations, self.douts = perturbations, douts
-        self.outputs, self.points = outputs, points   # reference outputs at x, and at each perturbation
-
-
-def _request(args):
-    """The "args" of a request and its arrays: arrays by number, constants by value."""
-    entries, arrays = [], []
-    for a in args:
-        if isinstance(a, numpy.ndarray):
-            entries.append({"array": len(arrays)})
-            arrays.append(a)
-        else:
-            entries.append({"value": a})
-    return entries, arrays
-
-
-def target_of(check, parameters=None):
-    """What the worker needs to know of a check: names to call, counts; nothing about expected answers."""
-    target = {k: check[k] for k in ("name", "kind", "forward", "backward", "class", "function", "kwargs") if k in check}
-    target.update(n_outputs=len(check["outputs"]), n_inputs=len(check["inputs"]), differentiable=differentiable(check))
-    if parameters is not None:
-        target["parameters"] = parameters
-    return target
-
-
 def _largest_error(name, analytic, numeric, atol):
     """(max relative error, where) over the elements larger than atol: a 1e-12 next to a 0 is not an error of 1."""
     errors = numpy.where(numpy.maximum(abs(analytic), abs(numeric)) > atol, relative_error(analytic, numeric), 0.0)
     index = numpy.unravel_index(int(numpy.argmax(errors)), errors.shape) if errors.size else ()
     return (float(errors[index]) if errors.size else 0.0), f"{name}{[int(i) for i in index]}"
-
-
-def objective(outputs, douts):
-    """L = sum_k <v_k, y_k>, in float64."""
-    return sum(float(numpy.sum(numpy.asarray(y, dtype=numpy.float64) * v)) for y, v in zip(outputs, douts))
 
 
 class Grader:
@@ -156,62 +76,10 @@ class Grader:
                            f"{', '.join(map(repr, unknown))}: the checks are {', '.join(names)}")
         self.checks = [c for c in self.assignment.checks if only is None or c["name"] in only]
         self.uses = uses(self.assignment)
-        self.reference = None
-        self.lock = threading.Lock()
-        self.cases = {}
-
-    # ------------------------------------------------------------------ the reference, once
-
-    def _reference(self):
-        if self.reference is None or self.reference.closed:
-            self.reference = Worker(self.assignment.path, self.assignment.module, Limits(time_s=300), trusted=True)
-        return self.reference
-
-    def _ask_reference(self, header, arrays):
-        header, out = self._reference().request(header, arrays, timeout=300)
-        if header.get("status") != "ok":
-            raise RuntimeError(f"the reference solution of {self.assignment.name} fails: {header.get('message')}")
-        return header, out
-
-    def prepare(self, check):
-        """The cases of ``check``: inputs drawn from the seed, and the reference's outputs (cached)."""
-        if check["name"] in self.cases:
-            return self.cases[check["name"]]
-        with self.lock:
-            if check["name"] not in self.cases:
-                self.cases[check["name"]] = [self._prepare_case(check, number, case)
-                                             for number, case in enumerate(check["cases"])]
-        return self.cases[check["name"]]
-
-    def _prepare_case(self, check, number, case):
-        rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), number])
-        args = make_inputs(check, case, rng)
-        slots = [(check["inputs"][i]["name"], check.get("grads", ["d" + check["inputs"][k]["name"]
-                                                                  for k in differentiable(check)])[j], i)
-                 for j, i in enumerate(differentiable(check))]
-        target = target_of(check)
-        if check["kind"] == "autograd" and "class" in check:
-            target["init_seed"] = int(rng.integers(2 ** 31))
-            header, values = self._ask_reference({"op": "parameters", "target": target}, [])
-            target = target_of(check, header["names"])
-            for name, value in zip(header["names"], values):
-                slots.append((name, f"grad of {name}", len(args)))
-                args.append(value)
-        self._targets = getattr(self, "_targets", {})
-        self._targets[check["name"]] = target
-        perturbations = [[position, index, sign * EPS] for _, _, position in slots
-                         for index in range(args[position].size) for sign in (1, -1)]
-        entries, arrays = _request(args)
-        _, out = self._ask_reference({"op": "forward", "target": target, "args": entries,
-                                      "perturbations": perturbations}, arrays)
-        n = len(check["outputs"])
-        outputs, points = out[:n], [out[k:k + n] for k in range(n, len(out), n)]
-        douts = [rng.standard_normal(y.shape) for y in outputs]
-        return Case(args, len(check["inputs"]), slots, perturbations, douts, outputs, points)
+        self.reference = Reference(self.assignment, self.seed)
 
     def close(self):
-        if self.reference is not None:
-            self.reference.close()
+        self.reference.close()
 
     def __enter__(self):
         return self
@@ -223,10 +91,9 @@ class Grader:
 
     def grade(self, submission):
         """One result dict per check (see ``result``); the submission is a folder or its file."""
-        from .assignment import find_submission
         folder, module = find_submission(submission, self.assignment)
         for check in self.checks:
-            self.prepare(check)
+            self.reference.prepare(check)
         outcomes, worker, stopped = {}, None, None
         try:
             for check in self.checks:
@@ -255,7 +122,7 @@ class Grader:
 
         The forward part over every case first; the backward part only when all of it passed."""
         values = []
-        for case in self.cases[check["name"]]:
+        for case in self.reference.cases[check["name"]]:
             try:
                 forward = self._forward(worker, check, case)
             except WorkerFailed as failure:
@@ -264,7 +131,7 @@ class Grader:
                 return {"forward": forward}
             values.append(forward[1])
         worst = (0.0, "")
-        for case, value in zip(self.cases[check["name"]], values):
+        for case, value in zip(self.reference.cases[check["name"]], values):
             try:
                 backward = self._backward(worker, check, case, value)
             except WorkerFailed as failure:
@@ -278,8 +145,8 @@ class Grader:
 
     def _forward(self, worker, check, case):
         """(ok, message) or (True, the student's objective values at every point)."""
-        entries, arrays = _request(case.args)
-        header, out = worker.request({"op": "forward", "target": self._targets[check["name"]], "args": entries,
+        entries, arrays = arguments(case.args)
+        header, out = worker.request({"op": "forward", "target": case.target, "args": entries,
                                       "perturbations": case.perturbations}, arrays)
         if header.get("status") != "ok":
             return False, str(header.get("message", "the forward failed"))
@@ -324,8 +191,8 @@ class Grader:
     def _backward(self, worker, check, case, values):
         """(ok, message, (max rel error, worst element))."""
         center, points = values
-        entries, arrays = _request(case.args)
-        header, grads = worker.request({"op": "backward", "target": self._targets[check["name"]], "args": entries,
+        entries, arrays = arguments(case.args)
+        header, grads = worker.request({"op": "backward", "target": case.target, "args": entries,
                                         "douts": len(arrays)}, arrays + case.douts)
         if header.get("status") != "ok":
             return False, str(header.get("message", "the backward failed")), (float("inf"), "")
@@ -352,7 +219,7 @@ class Grader:
                                                   check.get("rtol", 1e-3), entry.get("time_axis"))["message"])
                 continue
             row = judge_gradient(grad_name, x.shape, grad, plus, minus, center, EPS, check.get("atol", 1e-5),
-                                 check.get("rtol", 1e-3), self._nudge(check, case, position))
+                                 check.get("rtol", 1e-3), self.reference.nudge(case, position))
             if row["status"] == "FAIL":
                 message = diagnose_gradient(grad_name, input_name, grad, numeric, check.get("atol", 1e-5),
                                             check.get("rtol", 1e-3), entry.get("time_axis"))
@@ -361,18 +228,6 @@ class Grader:
         if failures:
             return False, "\n".join(failures), worst
         return True, "", worst
-
-    def _nudge(self, check, case, position):
-        """L with one element moved, from the reference (called by finite_differences only at a suspected kink)."""
-        def nudge(index, step):
-            flat = int(numpy.ravel_multi_index(index, case.args[position].shape))
-            entries, arrays = _request(case.args)
-            with self.lock:
-                _, out = self._ask_reference({"op": "forward", "target": self._targets[check["name"]], "args": entries,
-                                              "perturbations": [[position, flat, step]]}, arrays)
-            n = len(check["outputs"])
-            return objective(out[n:], case.douts)
-        return nudge
 
     # ------------------------------------------------------------------ credit
 

@@ -31,7 +31,9 @@ protocol requests on stdin and replies on stdout.  Its life:
 
 This file imports nothing of the grader, and the grader never imports it.
 Nothing here is trusted: the grader validates every reply and kills this
-process's whole session when it is done with it.
+process's whole session when it is done with it.  (A little over 400 lines:
+the worker loads no module of the package but protocol.py, so its harnesses,
+limits and privilege drop live in this one file.)
 """
 import errno
 import importlib.util
