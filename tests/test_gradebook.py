@@ -18,6 +18,10 @@ def make_class(tmp_path):
         (submissions / name).mkdir(parents=True)
         (submissions / name / "tinyrnn.py").write_text(text)
     make_assignment(FIXTURE, submissions / "carol")               # handed in the stubs
+    (submissions / "eve").mkdir()                                 # kills its parent, then crashes
+    (submissions / "eve" / "tinyrnn.py").write_text(
+        "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept OSError:\n    pass\n"
+        "os.abort()\n" + reference)
     (submissions / "notes.txt").write_text("not a student")
     return submissions
 
@@ -32,9 +36,10 @@ def test_grade_writes_a_gradebook_reports_and_resumes(tmp_path, capsys):
     assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "-j", "2", "--seed", "3"]) == 0
     book = read_gradebook(out)
     assert {n: (r["step"], r["sequence"], r["total"], r["max"]) for n, r in book.items()} == {
-        "alice": ("2", "3", "5", "5"), "bob": ("2", "1", "3", "5"), "carol": ("0", "0", "0", "5")}
+        "alice": ("2", "3", "5", "5"), "bob": ("2", "1", "3", "5"), "carol": ("0", "0", "0", "5"),
+        "eve": ("0", "0", "0", "5")}
     err = capsys.readouterr().err
-    assert "[3/3]" in err
+    assert "[4/4]" in err
     for name in book:
         folder = out / "students" / name
         assert json.loads((folder / "results.json").read_text())["score"] == float(book[name]["total"])

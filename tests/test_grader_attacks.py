@@ -230,12 +230,12 @@ def test_processes_a_submission_starts_do_not_survive_it(grader, tmp_path):
     marker = f"minigrad-survivor-{os.getpid()}-{time.time_ns()}"
     prelude = f"""
         import os, subprocess, sys
-        subprocess.Popen(["sleep", "300", "{marker}"], start_new_session=True)
+        subprocess.Popen(["{marker}", "300"], executable="sleep", start_new_session=True)
         subprocess.Popen(["sh", "-c", "sleep 300; : {marker}"])
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
-                os.execvp("sleep", ["sleep", "301", "{marker}"])
+                os.execvp("sleep", ["{marker}", "301"])
             os._exit(0)
     """
     results = grader.grade(write(tmp_path / "s", reference_text(), prelude))
@@ -373,3 +373,32 @@ def test_a_folder_run_saboteur_changes_no_classmates_grade(tmp_path):
     assert {n: rows[n]["total"] for n in rows} == {"aaron": 0, "alice": FULL, "bob": FULL, "carol": FORWARD_POINTS}
     if ROOT:   # the worker's uid may not write the class's files (and cannot see them where mounts are allowed)
         assert {n: (submissions / n / "tinyrnn.py").read_text() for n in originals} == originals
+
+
+# ----------------------------------------------------------------------------- without a uid of its own
+
+def test_without_a_uid_of_its_own_the_supervisor_still_cleans_up(tmp_path):
+    """The mechanisms a grader not running as root relies on: the session kill and the subreaper."""
+    from minigrad.coursework.sandbox import Worker, WorkerFailed
+    marker = f"minigrad-orphan-{os.getpid()}-{time.time_ns()}"
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "m.py").write_text(textwrap.dedent(f"""
+        import os, subprocess
+        subprocess.Popen(["{marker}", "300"], executable="sleep", start_new_session=True)
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execvp("sleep", ["{marker}", "301"])
+            os._exit(0)
+    """))
+    with Worker(str(folder), "m.py", trusted=True) as worker:     # trusted: runs as the grader's own user
+        deadline = time.time() + 10
+        while len(processes_with(marker)) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(processes_with(marker)) == 2
+    assert processes_with(marker) == []
+    (folder / "m.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    with pytest.raises(WorkerFailed, match="the process supervising your code was killed"):
+        with Worker(str(folder), "m.py", trusted=True) as worker:
+            worker.request({"op": "forward", "target": {"name": "x", "kind": "pair"}, "args": []}, [], timeout=5)

@@ -109,8 +109,9 @@ class Grader:
                         outcomes[check["name"]] = stopped
                         continue
                 outcome = self.run_check(worker, check)
-                if worker.closed and not worker.alive() and worker.exit_line is None:
-                    stopped = outcome    # it killed its supervisor: nothing more it says can be trusted
+                if outcome.get("status") == "supervisor":   # it killed its supervisor: grading stops there
+                    reason = outcome.get("backward", outcome["forward"])[1]
+                    stopped = {"forward": (False, reason), "status": "supervisor"}
                 outcomes[check["name"]] = outcome
         finally:
             if worker is not None:
@@ -139,8 +140,6 @@ class Grader:
             if not backward[0]:
                 return {"forward": (True, ""), "backward": backward[:2], "error": backward[2]}
             worst = max(worst, backward[2])
-        if not worker.alive():
-            return {"forward": (False, worker.death_reason())}
         return {"forward": (True, ""), "backward": (True, ""), "error": worst}
 
     def _forward(self, worker, check, case):

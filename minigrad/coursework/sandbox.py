@@ -194,6 +194,8 @@ class Worker:
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
                                status="import")
         self.hidden = header.get("hidden", [])
+        if not self.alive():
+            raise WorkerFailed(self.death_reason(), status="import")
 
     # ------------------------------------------------------------------ talking
 
@@ -218,9 +220,9 @@ class Worker:
             self.close()
             raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
                                "ends, or code far too slow for these small inputs", status="timeout")
-        except protocol.ProtocolError as error:
+        except protocol.ProtocolError:
             self.close()
-            raise WorkerFailed(self.death_reason(str(error)))
+            raise WorkerFailed(self.death_reason())
 
     def request(self, header, arrays=(), timeout=None):
         """Send one request; the reply (header, arrays).  Raises WorkerFailed when the worker does not answer."""
@@ -231,8 +233,11 @@ class Worker:
             protocol.write_message(self.requests, header, arrays)
         except (BrokenPipeError, OSError):
             self.close()
-            raise WorkerFailed(self.death_reason("the worker stopped reading"))
-        return self._receive(time.monotonic() + timeout)
+            raise WorkerFailed(self.death_reason())
+        reply = self._receive(time.monotonic() + timeout)
+        if not self.alive():   # it killed its supervisor: nothing it says can be trusted any more
+            raise WorkerFailed(self.death_reason(), status="supervisor")
+        return reply
 
     def alive(self):
         """Whether the supervisor still runs: a worker that killed it is not to be trusted any more."""
@@ -247,7 +252,7 @@ class Worker:
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
 
-    def death_reason(self, detail=""):
+    def death_reason(self):
         """Why the worker went away, from the supervisor's report of its exit status."""
         self.close()
         if self.exit_line is None:
