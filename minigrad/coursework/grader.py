@@ -102,7 +102,8 @@ class Grader:
                     continue
                 if worker is None or worker.closed:
                     try:
-                        worker = Worker(folder, module, self.limits, hide=self.hide + [folder])
+                        worker = Worker(folder, module, self.limits, hide=self.hide + [folder],
+                                        python_only=not os.path.isdir(submission))
                     except WorkerFailed as failure:
                         stopped = {"forward": (False, "your file could not be imported: " + failure.reason),
                                    "status": "import"}

@@ -103,10 +103,16 @@ def claim_uid():
     raise RuntimeError(f"no free uid for a worker from MINIGRAD_WORKER_UID={base} on")
 
 
-def _copy_submission(folder, target):
-    """Copy the regular files and folders of ``folder`` into ``target`` (no symlinks, no devices, 64 MB at most)."""
+def _copy_submission(folder, target, python_only=False):
+    """Copy the regular files and folders of ``folder`` into ``target`` (no symlinks, no devices, 64 MB at most).
+
+    ``python_only``: only the .py files at the top of ``folder`` (a file was graded, not a folder: its
+    neighbours in, say, a home folder are not the submission)."""
     total = 0
     for root, dirs, files in os.walk(folder, followlinks=False):
+        if python_only:
+            dirs[:] = []
+            files = [name for name in files if name.endswith(".py")]
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d != "__pycache__"]
         relative = os.path.relpath(root, folder)
         os.makedirs(os.path.join(target, relative), exist_ok=True)
@@ -145,7 +151,7 @@ def _signal_reason(code, limits):
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=()):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False):
         self.limits = limits or Limits()
         self.uid, self.uid_lock = (None, None) if trusted else claim_uid()   # the reference needs no sandbox
         self.supervisor = None
@@ -155,14 +161,14 @@ class Worker:
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
-            self._start(folder, module)
+            self._start(folder, module, python_only)
         except BaseException:
             self.close()
             raise
 
-    def _start(self, folder, module):
+    def _start(self, folder, module, python_only):
         if folder is not None:
-            _copy_submission(folder, self.workdir)
+            _copy_submission(folder, self.workdir, python_only)
         if self.uid is not None:
             _give_to(self.workdir, self.uid)
         self.log = os.path.join(self.private, "output.txt")
