@@ -128,8 +128,8 @@ def test_hangs_exits_and_memory_exhaustion_fail_only_their_check(tmp_path):
         ("        da = dout @ b.T", "        import os\n        os._exit(4)"),               # MatMul
         ("        if not ctx.keepdims:", "        while True:\n            print('spam' * 1000)\n        if 0:"),  # Sum
     )
-    results = by_name(grade(path, "primitives", time_limit=3))
-    assert "stopped after 3 s" in results["Tanh"]["message"]
+    results = by_name(grade(path, "primitives", time_limit=2))
+    assert "stopped after 2 s" in results["Tanh"]["message"]
     assert "called sys.exit(3)" in results["Sigmoid"]["message"]
     assert "ran out of memory" in results["Softmax"]["message"]
     assert "exit code 4" in results["MatMul"]["message"]
@@ -151,8 +151,8 @@ def test_import_failures_fail_every_check_with_the_reason(tmp_path, code, reason
 
 def test_an_infinite_loop_at_import_is_stopped(tmp_path):
     path = submission(tmp_path, "rnn", ('"""Assignment', 'while True:\n    pass\n"""Assignment'))
-    results = grade(path, "rnn", time_limit=3)
-    assert all(r["score"] == 0 and "could not be imported: stopped after 3 s" in r["message"] for r in results)
+    results = grade(path, "rnn", time_limit=1)
+    assert all(r["score"] == 0 and "could not be imported: stopped after 1 s" in r["message"] for r in results)
 
 
 def test_checks_do_not_depend_on_their_order(tmp_path):

@@ -226,8 +226,7 @@ class Worker:
             self.close()
             raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
                                "ends, or code far too slow for these small inputs", status="timeout")
-        except protocol.ProtocolError:
-            self.close()
+        except protocol.ProtocolError:   # the pipe ended: the worker is gone, or going
             raise WorkerFailed(self.death_reason())
 
     def request(self, header, arrays=(), timeout=None):
@@ -260,6 +259,11 @@ class Worker:
 
     def death_reason(self):
         """Why the worker went away, from the supervisor's report of its exit status."""
+        if not self.closed and self.supervisor is not None:
+            try:   # a worker that ended on its own is noticed by the supervisor within 50 ms
+                self.supervisor.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
         self.close()
         if self.exit_line is None:
             reason = ("the process supervising your code was killed (does your code signal its parent?): "
