@@ -36,7 +36,7 @@ def become_subreaper():
 
 
 def processes():
-    """{pid: (parent pid, session id, real uid)} of every process /proc shows."""
+    """{pid: (parent pid, session id, real uid)} of every live (not zombie) process /proc shows."""
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -48,7 +48,8 @@ def processes():
                 uid = next(int(line.split()[1]) for line in f if line.startswith(b"Uid:"))
         except (OSError, StopIteration, IndexError, ValueError):
             continue   # it ended while we looked
-        found[int(name)] = (int(fields[1]), int(fields[3]), uid)
+        if fields[0] not in (b"Z", b"X"):   # a zombie runs nothing: it waits for its parent to reap it
+            found[int(name)] = (int(fields[1]), int(fields[3]), uid)
     return found
 
 
