@@ -89,3 +89,14 @@ def test_the_out_folder_must_be_outside_the_submissions(tmp_path, capsys):
     submissions = make_class(tmp_path)
     assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(submissions / "grades")]) == 2
     assert "must be outside the submissions folder" in capsys.readouterr().err
+
+
+def test_a_failing_reference_is_the_instructors_error(tmp_path, capsys):
+    assignment = tmp_path / "hw"
+    shutil.copytree(FIXTURE, assignment)
+    reference = (assignment / "tinyrnn.py").read_text()
+    (assignment / "tinyrnn.py").write_text(reference.replace("    h = np.tanh(", "    h = np.tahn("))
+    submissions = make_class(tmp_path)
+    assert main(["grade", str(submissions), "--assignment", str(assignment), "--out", str(tmp_path / "o")]) == 2
+    assert "the reference solution of tinyrnn" in capsys.readouterr().err
+    assert not any((tmp_path / "o").rglob("report.txt"))

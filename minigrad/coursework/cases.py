@@ -112,7 +112,8 @@ class Reference:
     def _ask_reference(self, header, arrays):
         header, out = self._reference().request(header, arrays, timeout=300)
         if header.get("status") != "ok":
-            raise RuntimeError(f"the reference solution of {self.assignment.name} fails: {header.get('message')}")
+            raise ValueError(f"the reference solution of {self.assignment.name} ({self.assignment.reference}) "
+                             f"fails: {header.get('message')}: fix the assignment before grading")
         return header, out
 
     def prepare(self, check):

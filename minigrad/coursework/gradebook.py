@@ -118,6 +118,8 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
                 progress.flush()
 
     try:
+        for check in grader.checks:   # the reference first: its failure is the instructor's, not a student's
+            grader.reference.prepare(check)
         for name in names:   # copied before any student's code runs
             _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
