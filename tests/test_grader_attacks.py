@@ -403,3 +403,32 @@ def test_without_a_uid_of_its_own_the_supervisor_still_cleans_up(tmp_path):
     with pytest.raises(WorkerFailed, match="the process supervising your code was killed"):
         with Worker(str(folder), "m.py", trusted=True) as worker:
             worker.request({"op": "forward", "target": {"name": "x", "kind": "pair"}, "args": []}, [], timeout=5)
+
+
+def test_a_fork_bomb_is_capped_and_cleaned_up(tmp_path):
+    from minigrad.coursework.sandbox import Limits
+    marker = f"minigrad-bomb-{os.getpid()}-{time.time_ns()}"
+    text = reference_text().replace("    h = np.tanh(x @ Wx + h_prev @ Wh + b)\n", f"""    import os
+    while True:              # as many sleepers as RLIMIT_NPROC lets it start, and it never returns
+        try:
+            if os.fork() == 0:
+                os.execvp("sleep", ["{marker}", "300"])
+        except OSError:
+            pass
+""")
+    with Grader(FIXTURE, seed=3, limits=Limits(time_s=1, processes=16)) as grader:
+        results = grader.grade(write(tmp_path / "s", text))
+    assert score(results) == 0 and "stopped after 1 s" in results[0]["message"]
+    assert processes_with(marker) == []
+
+
+def test_the_worker_runs_as_a_uid_of_its_own_when_the_grader_is_root(tmp_path):
+    from minigrad.coursework.sandbox import Worker
+    (tmp_path / "m.py").write_text("")
+    with Worker(str(tmp_path), "m.py") as worker:
+        with open(f"/proc/{worker.pid}/status") as f:
+            uids = next(line.split()[1:] for line in f if line.startswith("Uid:"))
+        if ROOT:
+            assert worker.uid and uids == [str(worker.uid)] * 4
+        else:
+            assert worker.uid is None and uids[0] == str(os.getuid())
