@@ -432,3 +432,14 @@ def test_the_worker_runs_as_a_uid_of_its_own_when_the_grader_is_root(tmp_path):
             assert worker.uid and uids == [str(worker.uid)] * 4
         else:
             assert worker.uid is None and uids[0] == str(os.getuid())
+
+
+def test_a_flood_of_output_arrays_is_refused_without_reading_it(grader, tmp_path):
+    text = reference_text().replace("    return h, (x, h_prev, Wx, Wh, h)",
+                                    "    _calls.append(1)\n"
+                                    "    if len(_calls) == 1:\n"
+                                    "        return np.zeros((1000, 1000)), (x, h_prev, Wx, Wh, h)   # 8 MB once\n"
+                                    "    return h, (x, h_prev, Wx, Wh, h)") + "\n_calls = []\n"
+    results = grader.grade(write(tmp_path / "s", text))
+    assert score(results) == 0
+    assert "does not accept (more than" in results[0]["message"]

@@ -146,8 +146,10 @@ class Grader:
     def _forward(self, worker, check, case):
         """(ok, message) or (True, the student's objective values at every point)."""
         entries, arrays = arguments(case.args)
+        expected = 8 * (1 + len(case.points)) * sum(y.size for y in case.outputs)
         header, out = worker.request({"op": "forward", "target": case.target, "args": entries,
-                                      "perturbations": case.perturbations}, arrays)
+                                      "perturbations": case.perturbations}, arrays,
+                                     max_payload=64 * expected + (1 << 20))   # room for wrong shapes, not floods
         if header.get("status") != "ok":
             return False, str(header.get("message", "the forward failed"))
         n = len(check["outputs"])
@@ -192,8 +194,10 @@ class Grader:
         """(ok, message, (max rel error, worst element))."""
         center, points = values
         entries, arrays = arguments(case.args)
+        expected = 8 * sum(case.args[position].size for _, _, position in case.slots)
         header, grads = worker.request({"op": "backward", "target": case.target, "args": entries,
-                                        "douts": len(arrays)}, arrays + case.douts)
+                                        "douts": len(arrays)}, arrays + case.douts,
+                                       max_payload=64 * expected + (1 << 20))
         if header.get("status") != "ok":
             return False, str(header.get("message", "the backward failed")), (float("inf"), "")
         missing = header.get("missing", [])

@@ -29,6 +29,10 @@ class ProtocolError(Exception):
     """A message that breaks the format: the worker is not trusted to keep it."""
 
 
+class PipeClosed(ProtocolError):
+    """The pipe ended before (or inside) a message: the other process is gone."""
+
+
 def _dtype_text(array):
     return array.dtype.newbyteorder("<").str if array.dtype.byteorder == ">" else array.dtype.str
 
@@ -58,7 +62,7 @@ def _read_exactly(stream, size):
     while left:
         chunk = stream.read(left)
         if not chunk:
-            raise ProtocolError(f"the pipe closed {left} bytes before the end of a message")
+            raise PipeClosed(f"the pipe closed {left} bytes before the end of a message")
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)

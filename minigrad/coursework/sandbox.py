@@ -218,19 +218,25 @@ class Worker:
         line, self.status = self.status.split(b"\n", 1)
         return line.decode("ascii", "replace")
 
-    def _receive(self, deadline):
+    def _receive(self, deadline, max_payload=protocol.MAX_PAYLOAD):
         reader = _DeadlineReader(self.reply_read, deadline)
         try:
-            return protocol.read_message(reader)
+            return protocol.read_message(reader, max_payload)
         except TimeoutError:
             self.close()
             raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
                                "ends, or code far too slow for these small inputs", status="timeout")
-        except protocol.ProtocolError:   # the pipe ended: the worker is gone, or going
+        except protocol.PipeClosed:   # the worker is gone, or going
             raise WorkerFailed(self.death_reason())
+        except protocol.ProtocolError as error:
+            self.close()
+            raise WorkerFailed(f"your code answered with something the grader does not accept ({error}): "
+                               "an output of the wrong shape or type?")
 
-    def request(self, header, arrays=(), timeout=None):
-        """Send one request; the reply (header, arrays).  Raises WorkerFailed when the worker does not answer."""
+    def request(self, header, arrays=(), timeout=None, max_payload=protocol.MAX_PAYLOAD):
+        """Send one request; the reply (header, arrays).  Raises WorkerFailed when the worker does not answer.
+
+        ``max_payload``: the most bytes of arrays the reply may carry (the grader knows what to expect)."""
         if self.closed:
             raise WorkerFailed("the worker was already stopped")
         timeout = self.limits.time_s if timeout is None else timeout
@@ -239,7 +245,7 @@ class Worker:
         except (BrokenPipeError, OSError):
             self.close()
             raise WorkerFailed(self.death_reason())
-        reply = self._receive(time.monotonic() + timeout)
+        reply = self._receive(time.monotonic() + timeout, max_payload)
         if not self.alive():   # it killed its supervisor: nothing it says can be trusted any more
             raise WorkerFailed(self.death_reason(), status="supervisor")
         return reply
