@@ -82,7 +82,8 @@ def parser():
     autograder = actions.add_parser("autograder", help="write a Gradescope autograder zip for an assignment")
     autograder.add_argument("source", help="a shipped assignment's name, or an assignment folder")
     autograder.add_argument("out", help="the zip to write")
-    autograder.add_argument("--seed", type=int, help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
+    autograder.add_argument("--seed", type=int,
+                            help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
     autograder.set_defaults(run=_autograder)
     check = commands.add_parser("check", help="grade a submission")
     check.add_argument("submission", help="the student's file, or a folder holding it")

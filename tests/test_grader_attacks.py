@@ -53,7 +53,8 @@ def forward_only_text():
     """Right forwards, backwards not written: honest credit FORWARD_POINTS."""
     text = reference_text()
     text = text.replace("    da = dh * (1 - h ** 2)\n", "    raise NotImplementedError\n")
-    return text.replace("        dx[:, t], dh_prev, dWx_t", "        raise NotImplementedError\n        dx[:, t], dh_prev, dWx_t")
+    return text.replace("        dx[:, t], dh_prev, dWx_t",
+                        "        raise NotImplementedError\n        dx[:, t], dh_prev, dWx_t")
 
 
 def write(folder, text, prelude=""):

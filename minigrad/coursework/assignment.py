@@ -76,11 +76,13 @@ def validate(spec, filename, folder):
         if need(isinstance(inputs, list) and inputs, where + ".inputs", "a non-empty list of inputs"):
             for i, entry in enumerate(inputs):
                 at = f"{where}.inputs[{i}]"
-                if not need(isinstance(entry, dict) and isinstance(entry.get("name"), str), at, "an object with a name"):
+                named = isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                if not need(named, at, "an object with a name"):
                     continue
                 at = f"{where}.inputs[{i}] ({entry['name']})"
                 for key in sorted(set(entry) - INPUT_FIELDS):
-                    problems.append(f"{filename}: {at}: unknown field {key!r} (known: {', '.join(sorted(INPUT_FIELDS))})")
+                    problems.append(f"{filename}: {at}: unknown field {key!r} "
+                                    f"(known: {', '.join(sorted(INPUT_FIELDS))})")
                 sources = [k for k in ("shape", "value", "causal") if k in entry]
                 need(len(sources) == 1, at, "exactly one of \"shape\", \"value\", \"causal\"")
                 for key in ("scale", "shift"):
@@ -178,7 +180,8 @@ def load_assignment(name_or_path):
     shipped = os.path.join(ASSIGNMENTS_DIR, name_or_path)
     if os.sep not in name_or_path and os.path.isfile(os.path.join(shipped, "checks.json")):
         return Assignment(shipped)
-    names = [n for n in sorted(os.listdir(ASSIGNMENTS_DIR)) if os.path.isfile(os.path.join(ASSIGNMENTS_DIR, n, "checks.json"))]
+    names = [n for n in sorted(os.listdir(ASSIGNMENTS_DIR))
+             if os.path.isfile(os.path.join(ASSIGNMENTS_DIR, n, "checks.json"))]
     raise ValueError(f"no assignment named {name_or_path!r}: the shipped ones are {', '.join(names)} "
                      "(or pass the path of a folder with a checks.json)")
 

@@ -146,10 +146,10 @@ class Grader:
     def _forward(self, worker, check, case):
         """(ok, message) or (True, the student's objective values at every point)."""
         entries, arrays = arguments(case.args)
-        expected = 8 * (1 + len(case.points)) * sum(y.size for y in case.outputs)
+        reply_bytes = 8 * (1 + len(case.points)) * sum(y.size for y in case.outputs)
         header, out = worker.request({"op": "forward", "target": case.target, "args": entries,
                                       "perturbations": case.perturbations}, arrays,
-                                     max_payload=64 * expected + (1 << 20))   # room for wrong shapes, not floods
+                                     max_payload=64 * reply_bytes + (1 << 20))   # room for wrong shapes, not floods
         if header.get("status") != "ok":
             return False, str(header.get("message", "the forward failed"))
         n = len(check["outputs"])
@@ -194,10 +194,10 @@ class Grader:
         """(ok, message, (max rel error, worst element))."""
         center, points = values
         entries, arrays = arguments(case.args)
-        expected = 8 * sum(case.args[position].size for _, _, position in case.slots)
+        reply_bytes = 8 * sum(case.args[position].size for _, _, position in case.slots)
         header, grads = worker.request({"op": "backward", "target": case.target, "args": entries,
                                         "douts": len(arrays)}, arrays + case.douts,
-                                       max_payload=64 * expected + (1 << 20))
+                                       max_payload=64 * reply_bytes + (1 << 20))
         if header.get("status") != "ok":
             return False, str(header.get("message", "the backward failed")), (float("inf"), "")
         missing = header.get("missing", [])
@@ -214,7 +214,8 @@ class Grader:
             start += 2 * x.size
             entry = check["inputs"][position] if position < case.n_inputs else {}
             numeric = (plus - minus) / (2 * EPS)
-            problem = dtype_problem(grad_name, grad) if grad is not None else ""
+            problem = "" if grad is None else (dtype_problem(grad_name, grad) or (
+                f"{grad_name} has dtype {grad.dtype}, expected float64" if grad.dtype != numpy.float64 else ""))
             if problem:
                 failures.append(problem)
                 continue
@@ -252,8 +253,8 @@ class Grader:
             causes = [other for other in self.uses.get(check["name"], [])
                       if other in outcomes and self._failed(outcomes[other], failed_part)]
             if causes and "not implemented" not in message and outcome.get("status") != "import":
-                message = (f"not judged on its own: it uses the functions of {', '.join(causes)}, whose {failed_part} fails "
-                           f"(reported there, once). Fix {causes[0]} first.")
+                message = (f"not judged on its own: it uses the functions of {', '.join(causes)}, whose "
+                           f"{failed_part} fails (reported there, once). Fix {causes[0]} first.")
         error, worst = outcome.get("error", (None, ""))
         implemented = "not implemented yet" not in message
         result = {

@@ -157,7 +157,8 @@ def call(what, function, *args):
         raise StudentError(f"{what} recursed too deeply{_where(error)}")
     except OSError as error:
         if error.errno == errno.EFBIG:   # RLIMIT_FSIZE: what it prints goes to a file of limited size
-            raise StudentError(f"{what} printed more than the {OUTPUT_MB} MB of output the grader allows{_where(error)}")
+            raise StudentError(f"{what} printed more than the {OUTPUT_MB} MB of output the grader allows"
+                               f"{_where(error)}")
         raise StudentError(f"{what} raised {type(error).__name__}: {str(error)[:500]}{_where(error)}")
     except BaseException as error:   # KeyboardInterrupt and friends too: nothing escapes to the loop
         raise StudentError(f"{what} raised {type(error).__name__}: {str(error)[:500]}{_where(error)}")
@@ -363,7 +364,8 @@ def serve(protocol, requests, replies, submission):
         except StudentError as error:
             reply, out = {"status": "error", "message": str(error)[:2000]}, []
         except Exception as error:   # a bug here, or a returned value NumPy cannot read
-            reply, out = {"status": "error", "message": f"{type(error).__name__}: {str(error)[:1000]}{_where(error)}"}, []
+            message = f"{type(error).__name__}: {str(error)[:1000]}{_where(error)}"
+            reply, out = {"status": "error", "message": message}, []
         try:
             protocol.write_message(replies, reply, out)
         except protocol.ProtocolError as error:   # e.g. a gradient of dtype object
