@@ -291,8 +291,7 @@ class Worker:
             return
         self.closed = True
         if self.supervisor is not None:
-            for fd in (self.control_write,):
-                os.close(fd)
+            os.close(self.control_write)   # "done": the supervisor kills everything of the worker and exits
             try:
                 self.requests.close()
             except OSError:
