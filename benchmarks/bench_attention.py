@@ -16,7 +16,12 @@ Vaswani et al. (2017), section 4 - so attention's exponent tends to 2 and the
 LSTM's to 1; at these sizes attention's matmuls over d still matter, so its
 measured exponent lies between 1 and 2.
 
-Goals (issue 4): both T = 128 cases within 1.5x of PyTorch; attention within 2x at T = 512.
+The T = 128 cases and attention at T = 128 and 1024 also run on the reference tier
+(``minigrad.use_reference_kernels()``: minigrad/functions/attention.py, which stores the
+weights, instead of the blocked attention_fast.py) in "[reference tier]" rows.
+
+Goals (issue 4): both T = 128 cases within 1.5x of PyTorch; attention within 2x at T = 512;
+(issue 14) the reference tier within 1.5x of the fast tier.
 """
 import math
 import os
@@ -24,7 +29,7 @@ import sys
 
 import numpy
 
-from common import best_times, torch_or_none
+from common import best_times, interleaved_times, paired_ratio, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -77,6 +82,24 @@ def _lstm_pair(batch, T, torch):
     return fns
 
 
+def on_reference_tier(fn):
+    """fn run with the layers on the reference tier."""
+    def reference_tier():
+        with minigrad.use_reference_kernels():
+            fn()
+    return reference_tier
+
+
+def _tier_row(case, fns, repeat):
+    """Time [fast, reference tier, torch] interleaved: the "[reference tier]" row."""
+    times = interleaved_times([fns[0], on_reference_tier(fns[0])] + fns[1:], repeat=repeat)
+    fast, reference = times[0], times[1]
+    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
+            "torch_s": min(times[2]) if len(times) > 2 else None,
+            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
+                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
+
+
 def _row(case, times, note=""):
     return {"case": case, "minigrad_s": times[0], "torch_s": times[1] if len(times) > 1 else None, "note": note}
 
@@ -117,6 +140,7 @@ def run(quick):
         fns = make(batch, T, torch)
         case = f"{name} fwd+bwd, batch {batch}, T={T}, d={D_MODEL}, {HEADS} heads, ff={FEEDFORWARD}"
         rows.append(_row(case, best_times(fns, repeat=repeat), goal))
+        rows.append(_tier_row(case, fns, repeat))
         single = _one_blas_thread(fns[0])
         if single is not None:
             rows.append(_row(case + ", minigrad's BLAS on 1 thread", best_times([single] + fns[1:], repeat=repeat),
@@ -131,6 +155,9 @@ def run(quick):
         times = best_times(fns, repeat=max(2, repeat - 2 * (T >= 512)))
         goal = "goal <= 2x" if T == 512 else ""
         rows.append(_row(f"attention vs T: MultiheadAttention fwd+bwd, batch {batch}, T={T}", times, goal))
+        if T in (128, 1024):
+            rows.append(_tier_row(f"attention vs T: MultiheadAttention fwd+bwd, batch {batch}, T={T}",
+                                  fns, max(2, repeat - 2 * (T >= 512))))
         single = _one_blas_thread(fns[0])
         if single is not None and T in (512, 1024):
             rows.append(_row(f"attention vs T: batch {batch}, T={T}, minigrad's BLAS on 1 thread",

@@ -11,8 +11,13 @@ Cases (float32, loss = sum of the outputs, one forward and one backward):
     peak memory       extra resident memory of one T = 200 LSTM step, each library in a
                       fresh process (the minigrad_s / torch_s columns then hold MiB)
 
-Goals (issue 3): LSTM <= 1.2x PyTorch, GRU <= 1.1x, RNN <= 1.0x, tiny LSTM <= 2x,
-LSTM T = 200 memory <= PyTorch's.
+Each timed case also runs on the reference tier (``minigrad.use_reference_kernels()``,
+minigrad/functions/rnn.py instead of rnn_fast.py), interleaved with the fast tier and
+PyTorch, in a "[reference tier]" row whose note gives its ratio to the fast tier.
+
+Goals (issue 3): LSTM <= 1.2x PyTorch, GRU <= 1.1x, RNN <= 1.0x, LSTM T = 200 memory
+<= PyTorch's; (issue 14) tiny LSTM <= 1.5x, the fast tier within 5% of its ratios
+before the tiers were split, the reference tier within 1.5x of the fast tier.
 """
 import os
 import subprocess
@@ -38,6 +43,23 @@ def _models(kind, D, H, layers=1, bidirectional=False):
         theirs = getattr(torch.nn, kind)(D, H, num_layers=layers, bidirectional=bidirectional)
         ours.load_state_dict(theirs.state_dict())
     return ours, theirs
+
+
+def on_reference_tier(fn):
+    """fn run with the layers on the reference tier."""
+    def reference_tier():
+        with minigrad.use_reference_kernels():
+            fn()
+    return reference_tier
+
+
+def _tier_row(case, times):
+    """The "[reference tier]" row from interleaved times [fast, reference, torch (optional)]."""
+    fast, reference = times[0], times[1]
+    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
+            "torch_s": min(times[2]) if len(times) > 2 else None,
+            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
+                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
 
 
 def _step_fns(kind, T, B, D, H, layers=1, bidirectional=False):
@@ -142,13 +164,14 @@ def run(quick):
                   ("LSTM", 50, 2, False), ("LSTM", 50, 1, True)]
     for kind, T, layers, bidirectional in cases:
         mine, reference = _step_fns(kind, T, B, D, H, layers, bidirectional)
-        fns = [mine] if reference is None else [mine, reference]
+        fns = [mine, on_reference_tier(mine)] + ([] if reference is None else [reference])
         times = interleaved_times(fns, repeat=repeat)
         shape = f"{layers} layers" if layers > 1 else ("bidirectional" if bidirectional else "1 layer")
-        rows.append({"case": f"{kind} fwd+bwd, in {D}, hidden {H}, batch {B}, T={T}, {shape}",
-                     "minigrad_s": min(times[0]), "torch_s": min(times[1]) if reference else None,
-                     "note": "float32" + (f"; median of paired ratios {paired_ratio(*times):.2f}x"
+        case = f"{kind} fwd+bwd, in {D}, hidden {H}, batch {B}, T={T}, {shape}"
+        rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
+                     "note": "float32" + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x"
                                           if reference else "")})
+        rows.append(_tier_row(case, times))
     floor = _matmul_floor(50, B, D, H)
     mine, reference = _step_fns("LSTM", 50, B, D, H)
     times = best_times([floor] + ([mine] if reference is None else [mine, reference]), repeat=repeat)
@@ -156,11 +179,13 @@ def run(quick):
                  "minigrad_s": times[0], "torch_s": times[2] if len(times) > 2 else None,
                  "note": f"full minigrad step {times[1]:.4f} s = {times[1] / times[0]:.2f}x the floor"})
     mine, reference = _step_fns("LSTM", 50, 1, 8, 8)
-    times = interleaved_times([mine] if reference is None else [mine, reference], repeat=repeat * 5)
-    rows.append({"case": "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50",
-                 "minigrad_s": min(times[0]), "torch_s": min(times[1]) if reference else None,
+    fns = [mine, on_reference_tier(mine)] + ([] if reference is None else [reference])
+    times = interleaved_times(fns, repeat=repeat * 5)
+    case = "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50"
+    rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
                  "note": f"{min(times[0]) / 50 * 1e6:.1f} us per step"
-                         + (f"; median of paired ratios {paired_ratio(*times):.2f}x" if reference else "")})
+                         + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x" if reference else "")})
+    rows.append(_tier_row(case, times))
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")
         rows.append({"case": "LSTM T=200 step, extra resident memory (MiB, not seconds)",

@@ -27,6 +27,13 @@
 #    catches a wrong backward.
 # 6. A first training loop: autograd plus plain gradient descent.
 #
+# **Read the code.**  The graph and `backward()`: `minigrad/autograd.py`;
+# `Tensor` and its operations: `minigrad/tensor.py`; each operation's forward
+# and backward side by side: `minigrad/functions/` (start with
+# `elementwise.py` and `arithmetic.py`); finite differences:
+# `minigrad/finite_differences.py`; `gradcheck` and `check_module`:
+# `minigrad/gradient_check.py`.
+#
 # Run it as a script (`python lessons/00_autograd.py`, `--quick` for a
 # 5-second version) or open it as a notebook.  Full mode takes about 10 s.
 #
@@ -84,14 +91,70 @@ def show_graph(tensor, names):
         indent = "    " * depth
         if node is None:
             print(f"{indent}(a constant: no gradient flows here)")
-        elif node.grad_fn is None:
-            print(f"{indent}{names.get(id(node), '?')} = {node.item():.4f}   leaf")
+            continue
+        value = f"{node.item():.4f}" if node.numel() == 1 else f"shape {tuple(node.shape)}"
+        if node.grad_fn is None:
+            print(f"{indent}{names.get(id(node), '?')} = {value}   leaf")
         else:
-            print(f"{indent}{node.grad_fn.name()} -> {node.item():.4f}")
+            print(f"{indent}{node.grad_fn.name()} -> {value}")
             stack.extend((parent, depth + 1) for parent in reversed(node.grad_fn.inputs))
 
 
 show_graph(L, {id(w): "w", id(b): "b"})
+
+
+def graph_of(tensor, names):
+    """The graph behind ``tensor`` as (labels, edges, depth): one label per node, edges input -> user.
+
+    Inputs that need no gradient (``None`` in ``grad_fn.inputs``: x, t, constants) are left out.
+    """
+    labels, edges = {}, []
+    stack = [(tensor, None)]
+    while stack:                                     # iterative: a recursive walk breaks on long graphs
+        node, user = stack.pop()
+        if node is None:
+            continue
+        key = id(node)
+        if user is not None:
+            edges.append((key, user))
+        if key in labels:
+            continue
+        if node.grad_fn is None:
+            labels[key] = f"{names.get(id(node), '?')}\nleaf"
+        else:
+            labels[key] = node.grad_fn.name()
+            stack.extend((parent, key) for parent in node.grad_fn.inputs)
+    depth = {key: 0 for key in labels}
+    for _ in labels:                                 # longest path from the output: relax every edge
+        for source, user in edges:
+            depth[source] = max(depth[source], depth[user] + 1)
+    return labels, edges, depth
+
+
+def draw_graph(ax, tensor, names, title):
+    """Draw the graph behind ``tensor``: the output at the top, leaves below, arrows in the forward direction."""
+    labels, edges, depth = graph_of(tensor, names)
+    levels = {}
+    for key in labels:
+        levels.setdefault(depth[key], []).append(key)
+    where = {key: ((i + 1) / (len(row) + 1), -level) for level, row in levels.items() for i, key in enumerate(row)}
+    for source, user in edges:
+        ax.annotate("", xy=where[user], xytext=where[source],
+                    arrowprops=dict(arrowstyle="->", color="grey", shrinkA=14, shrinkB=14))
+    for key, label in labels.items():
+        leaf = label.endswith("leaf")
+        ax.text(*where[key], label.replace("\nleaf", ""), ha="center", va="center", fontsize=8,
+                bbox=dict(boxstyle="round", facecolor="lightyellow" if leaf else "lightblue", edgecolor="grey"))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-max(depth.values()) - 0.5, 0.5)
+    ax.set_title(title, fontsize=9)
+    ax.axis("off")
+
+
+if plt:
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))
+    draw_graph(ax, L, {id(w): "w", id(b): "b"}, "L = (tanh(w x + b) - t)²\nops (blue) and leaves that want a gradient (yellow)")
+    run.savefig(fig, "graph_neuron.png")
 
 # %% [markdown]
 # `L.backward()` visits the nodes from `L` back to the leaves.  At each node it
@@ -358,6 +421,47 @@ batch = minigrad.randn(4, 3, dtype=f64)
 module_report = minigrad.check_module(net, batch)
 print(module_report)
 run.check(module_report.passed, "gradcheck passes every parameter of Linear-Tanh-Linear")
+
+# %% [markdown]
+# A report names its rows after the parameters, so a check reads like the
+# equations.  Here is one step of the recurrent network of lesson 3,
+#
+#     h_1 = tanh(x W_ihᵀ + b_ih + h_0 W_hhᵀ + b_hh),     L = sum(v · h_1),
+#
+# written as a module whose tensors, the input `x` and the previous state `h0`
+# included, are its named parameters: `check_module` checks them all, one row
+# each, and the graph is drawn beside the text tree.
+
+# %%
+class RNNStep(nn.Module):
+    """h_1 = tanh(x W_ihᵀ + b_ih + h0 W_hhᵀ + b_hh); every tensor a named parameter (N = 2, D = 3, H = 4)."""
+
+    def __init__(self):
+        super().__init__()
+        self.x = nn.Parameter(minigrad.randn(2, 3, dtype=f64))
+        self.h0 = nn.Parameter(minigrad.randn(2, 4, dtype=f64))
+        self.W_ih = nn.Parameter(minigrad.randn(4, 3, dtype=f64))
+        self.W_hh = nn.Parameter(minigrad.randn(4, 4, dtype=f64))
+        self.b_ih = nn.Parameter(minigrad.randn(4, dtype=f64))
+        self.b_hh = nn.Parameter(minigrad.randn(4, dtype=f64))
+
+    def forward(self, v):
+        h1 = (self.x @ self.W_ih.T + self.b_ih + self.h0 @ self.W_hh.T + self.b_hh).tanh()   # (N, H)
+        return (v * h1).sum()
+
+
+step = RNNStep()
+v = minigrad.randn(2, 4, dtype=f64)
+step_report = minigrad.check_module(step, v)
+print(step_report)
+names = {id(p): name for name, p in step.named_parameters()}
+show_graph(step(v), names)
+if plt:
+    fig, ax = plt.subplots(figsize=(6, 5))
+    draw_graph(ax, step(v), names, "one RNN step: L = sum(v · tanh(x W_ihᵀ + b_ih + h0 W_hhᵀ + b_hh))")
+    run.savefig(fig, "graph_rnn_step.png")
+run.check(step_report.passed and [row["name"] for row in step_report.rows] == list(names.values()),
+          "gradcheck passes x, h0, W_ih, W_hh, b_ih and b_hh, one named row each")
 
 # %% [markdown]
 # ## 7. A first training loop

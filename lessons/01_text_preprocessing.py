@@ -33,6 +33,11 @@
 # vocabulary has V entries; the mask `m` of shape (N, T) is True on real
 # tokens.  (Careful: attention masks in lesson 9 use the opposite convention,
 # True = "may not attend", as PyTorch does.)
+#
+# **Read the code.**  The tokenizers (characters, words, BPE):
+# `minigrad/text/tokenizers.py`; `Vocab`: `minigrad/text/vocab.py`; padding,
+# buckets and language-model batches: `minigrad/text/batching.py`; the corpus:
+# `minigrad/data/corpus.py`.
 
 # %%
 import numpy as np

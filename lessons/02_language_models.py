@@ -37,6 +37,11 @@
 # If every token gets probability 1/V, PP = exp(log V) = V: perplexity is
 # "the number of equally likely choices the model is hesitating between".
 # Some texts use log base 2 (PP = 2^{cross-entropy in bits}); the value is the same.
+#
+# **Read the code.**  The n-gram model and perplexity: `minigrad/metrics.py`
+# (`NGramLM`, `perplexity`); embeddings: `minigrad/nn/embedding.py` and
+# `minigrad/functions/embedding.py`; the cross-entropy loss and its backward:
+# `minigrad/functions/losses.py`.
 
 # %%
 import time

@@ -37,6 +37,12 @@
 # transpose of PyTorch's W_ih.  The equations are the same; only the
 # orientation of the matrices differs.  We index steps t = 1..T in the maths
 # and 0..T-1 in code.
+#
+# **Read the code.**  One step of the RNN, forward and backward:
+# `minigrad/functions/rnn_steps.py`; the whole sequence with backpropagation
+# through time written by hand: `minigrad/functions/rnn.py`; the layer:
+# `minigrad/nn/rnn.py`; gradient norms per step and spectral radius:
+# `minigrad/instruments.py`; clipping: `minigrad/optim/clip.py`.
 
 # %%
 import time
@@ -300,7 +306,7 @@ B, k = 16, 20
 length = run.size(1200, 4000)
 time_axis = np.arange(B * length) * 0.1
 stream = np.sin(time_axis) + 0.5 * np.sin(3.1 * time_axis + 1) + 0.05 * rng.standard_normal(B * length)
-rows_of_stream = minigrad.tensor(stream.reshape(B, length, 1), device=run.device)
+rows_of_stream = minigrad.tensor(stream.reshape(B, length, 1), dtype=minigrad.float32, device=run.device)
 model = NextValue(32).to(run.device)
 optimizer = optim.Adam(model.parameters(), lr=3e-3)
 epochs = run.size(2, 4)

@@ -50,6 +50,11 @@
 # through the gates): when the forget gate is near 1 the gradient flows back
 # along c unchanged, step after step, with no W_hh power and no tanh'
 # squeezing it.  The GRU's z plays the same role: h_t = z_t ⊙ h_{t-1} + ...
+#
+# **Read the code.**  One LSTM or GRU step, forward and backward, gate by
+# gate: `minigrad/functions/rnn_steps.py`; whole sequences with BPTT:
+# `minigrad/functions/rnn.py`; the layers: `minigrad/nn/rnn.py`; the cells
+# built from autograd primitives: `minigrad/nn/rnn_cell.py`.
 
 # %%
 import time

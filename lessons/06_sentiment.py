@@ -39,6 +39,13 @@
 # **Options** (besides `--quick` and `--device`): `--glove PATH` adds a GRU
 # whose embeddings start from the vectors in PATH (e.g. `glove.6B.50d.txt`);
 # `--imdb FOLDER` also trains on the IMDB reviews in FOLDER (`aclImdb/`).
+#
+# **Read the code.**  `Vocab` and padding: `minigrad/text/vocab.py`,
+# `minigrad/text/batching.py`; the recurrent layers with `lengths`,
+# bidirectional and deep: `minigrad/nn/rnn.py` (their maths:
+# `minigrad/functions/rnn_steps.py`, `minigrad/functions/rnn.py`); embeddings:
+# `minigrad/nn/embedding.py`; the GloVe and IMDB loaders:
+# `minigrad/data/loaders.py`.
 
 # %%
 import argparse

@@ -36,6 +36,12 @@
 # (cross-entropy); perplexity is exp of that mean.  Sampling with temperature τ
 # draws from softmax(log p / τ): τ < 1 sharpens the distribution towards the
 # most likely character, τ > 1 flattens it towards uniform.
+#
+# **Read the code.**  The language model: `minigrad/models/rnn.py`
+# (`RNNLanguageModel`); the GRU step: `minigrad/functions/rnn_steps.py`;
+# sampling with temperature and top-k: `minigrad/decoding.py`; the (B, T)
+# batches: `minigrad/text/batching.py` (`LMBatches`); perplexity:
+# `minigrad/metrics.py`.
 
 # %%
 import math

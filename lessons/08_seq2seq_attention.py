@@ -49,6 +49,12 @@
 # This is Luong's arrangement (attention *after* the GRU step, on s_t);
 # Bahdanau's original attends with s_{t-1} and feeds c_t *into* the GRU step.
 # Dive into Deep Learning's `Seq2SeqAttentionDecoder` follows Bahdanau.
+#
+# **Read the code.**  The encoder-decoder: `minigrad/models/rnn.py`
+# (`Seq2Seq`); the score functions (dot, bilinear, MLP):
+# `minigrad/nn/attention.py`; the attention maths with its backward:
+# `minigrad/functions/attention.py`; greedy and beam search:
+# `minigrad/decoding.py`; BLEU: `minigrad/metrics.py`.
 
 # %%
 import time
@@ -291,7 +297,8 @@ print(f"{example[0]!r} -> {''.join(written)!r}")
 
 if plt:
     fig, ax = plt.subplots(figsize=(8, 4))
-    ax.imshow(alignment, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(alignment, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    fig.colorbar(image, ax=ax, label="attention weight")
     ax.set_xticks(range(len(example[0])))
     ax.set_xticklabels(list(example[0]))
     ax.set_yticks(range(len(written)))

@@ -37,6 +37,12 @@
 # Masks are boolean and True means "may NOT attend" (PyTorch's convention; some
 # texts, e.g. Dive into Deep Learning's `valid_lens`, describe the keys that *may*
 # be attended instead).
+#
+# **Read the code.**  Scaled dot-product attention, forward and backward:
+# `minigrad/functions/attention.py`; the score functions:
+# `minigrad/nn/attention.py`; multi-head attention:
+# `minigrad/nn/multihead_attention.py`; padding and causal masks:
+# `minigrad/masks.py`.
 
 # %%
 import math
@@ -184,7 +190,7 @@ run.check(max(scaled_max) - min(scaled_max[1:]) < 0.25, "with scaling the weight
 E, heads, T = 16, 2, 8
 mha = nn.MultiheadAttention(E, heads, batch_first=True).to(run.device)
 x = minigrad.randn(3, T, E, device=run.device)
-out, head_weights = mha(x, x, x)                                             # self-attention
+out, head_weights = mha(x, x, x, average_attn_weights=False)                # self-attention, weights per head
 q = F.split_heads(mha.q_proj(x), heads)                                      # (N, H, T, E/H)
 k = F.split_heads(mha.k_proj(x), heads)
 v = F.split_heads(mha.v_proj(x), heads)
@@ -226,7 +232,7 @@ class Neighbours(nn.Module):
         self.right = nn.Linear(E, V_sym)
 
     def forward(self, x):                                                       # x (N, T, E)
-        h, weights = self.attention(x, x, x)
+        h, weights = self.attention(x, x, x, average_attn_weights=False)
         return self.left(h), self.right(h), weights                             # (N, T, V) twice, (N, H, T, T)
 
 
@@ -262,12 +268,13 @@ run.table([{"heads": h, "accuracy (both neighbours)": results[h][0], "chance": 1
 
 two_head_weights = results[2][1].mean(axis=0)                                   # (H, T, T) averaged over the batch
 if plt:
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.8), layout="constrained")
     for h, ax in enumerate(axes):
-        ax.imshow(two_head_weights[h], cmap="viridis", vmin=0, vmax=1)
+        image = ax.imshow(two_head_weights[h], cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {h + 1}")
         ax.set_xlabel("key position")
         ax.set_ylabel("query position")
+    fig.colorbar(image, ax=list(axes), label="attention weight")
     fig.suptitle("Two heads, two neighbours: each head attends to one")
     run.savefig(fig, "heads.png")
 
@@ -308,19 +315,23 @@ print("padding mask (True = ignore):\n", pad.numpy().astype(int))
 print("causal mask (True = ignore):\n", causal.numpy().astype(int))
 
 qkv = minigrad.randn(3, 1, 5, 4, device=run.device, requires_grad=True)        # (N, heads, T, d)
-masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask, return_weights=True)
+masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask=mask, return_weights=True)
 masked_out.sum().backward()
 w = masked_weights.numpy()[:, 0]                                                 # (N, Tq, Tk)
 print("weights of the second sequence (padding after 3 tokens, causal):\n", np.round(w[1], 3))
 
 if plt:
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
+    colours = plt.get_cmap("viridis").copy()
+    colours.set_bad("white")                                                     # masked cells
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
     for n, (ax, title) in enumerate(zip(axes, ("5 tokens", "3 tokens + 2 pads", "all padding"))):
-        ax.imshow(w[n], cmap="viridis", vmin=0, vmax=1)
+        shown = np.ma.masked_where(mask.numpy()[n, 0], w[n])                     # hide the masked keys
+        image = ax.imshow(shown, cmap=colours, vmin=0, vmax=1)
         ax.set_title(title)
         ax.set_xlabel("key")
         ax.set_ylabel("query")
-    fig.suptitle("Causal + padding masks: weights (white squares are 0)")
+    fig.colorbar(image, ax=list(axes), label="attention weight")
+    fig.suptitle("Causal + padding masks: masked keys in white (their weight is exactly 0)")
     run.savefig(fig, "masks.png")
 
 allowed = ~mask.numpy()[:, 0]

@@ -37,6 +37,13 @@
 #
 # Vaswani et al. (2017) write column-free x W_1 (W_1 of shape d_model x d_ff);
 # minigrad and PyTorch store `linear1.weight` as (d_ff, d_model) and compute x W_1ᵀ.
+#
+# **Read the code.**  Positional encodings: `minigrad/nn/positional.py`;
+# encoder and decoder blocks: `minigrad/nn/transformer.py` (attention inside:
+# `minigrad/nn/multihead_attention.py`, `minigrad/functions/attention.py`); LayerNorm:
+# `minigrad/functions/normalization.py`; the translator:
+# `minigrad/models/transformer.py`; the warm-up schedule:
+# `minigrad/optim/lr_scheduler.py`.
 
 # %%
 import math

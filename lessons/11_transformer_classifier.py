@@ -43,6 +43,11 @@
 # The LSTM classifier reads the same embeddings left to right; its state at
 # each sentence's *last real token* (`lengths=`, as PyTorch's packed
 # sequences) goes to the linear layer.
+#
+# **Read the code.**  The classifier: `minigrad/models/transformer.py`
+# (`TransformerClassifier`); the encoder block: `minigrad/nn/transformer.py`;
+# the padding mask: `minigrad/masks.py`; the LSTM: `minigrad/nn/rnn.py`
+# (maths: `minigrad/functions/rnn_steps.py`).
 
 # %%
 import time

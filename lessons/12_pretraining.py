@@ -42,6 +42,11 @@
 # are pre-LN Transformer stacks (`norm_first=True`, as GPT-2); only the mask
 # differs: causal for the LM, none for the masked LM (Devlin et al., 2019,
 # call it a "bidirectional" encoder).
+#
+# **Read the code.**  The GPT-style model and its KV cache:
+# `minigrad/models/transformer.py` (`CausalLM`); the encoder blocks:
+# `minigrad/nn/transformer.py`; decoding: `minigrad/decoding.py`; the corpus:
+# `minigrad/data/corpus.py`.
 
 # %%
 import time

@@ -34,6 +34,10 @@
 # **The training.**  The same step loop as lessons 7 and 12: a small
 # language model (an LSTM, then a Transformer) predicting the next character
 # of the default corpus, `loss = cross_entropy(logits (N·T, V), targets (N·T,))`.
+#
+# **Read the code.**  How each array finds its device (NumPy or CuPy):
+# `minigrad/backend.py`; moving tensors between devices:
+# `minigrad/functions/device.py`.
 
 # %%
 import sys
@@ -46,11 +50,7 @@ from minigrad import backend, lesson, nn, optim
 from minigrad import functional as F
 from minigrad.text import LMBatches, Vocab, char_tokenize
 
-try:
-    run = lesson.setup("13_gpu")
-except backend.DeviceError as error:   # --device cuda without a GPU: say so, go on with the CPU
-    print(f"(--device cuda asked for, but: {error})")
-    run = lesson.setup("13_gpu", argv=sys.argv[1:] + ["--device", "cpu"])
+run = lesson.setup("13_gpu", fallback_device="cpu")   # --device cuda without a GPU: say so, use the CPU
 plt = run.pyplot()
 
 # %% [markdown]

@@ -14,8 +14,8 @@ from .tensor import (
     Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
 from .creation import (
-    arange, cat, empty, full, ones, ones_like, rand, randint, randn, split, stack, tensor, where,
-    zeros, zeros_like,
+    FloatTensor, LongTensor, arange, cat, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
+    randint, randint_like, randn, randn_like, randperm, split, stack, tensor, where, zeros, zeros_like,
 )
 from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
 from .gradient_check import check_module, gradcheck
@@ -24,4 +24,25 @@ from . import nn
 from . import optim
 from .serialization import save, load
 
+# torch's other top-level names (issue 13): dtypes, devices, the operations as functions
+from .autograd import inference_mode, set_grad_enabled
+from .dtypes import bool, double, float, half, int, int8, int16, short, uint8
+from .devices import device
+from . import cuda
+from . import utils
+from . import return_types
+from .ops import (
+    abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, cumsum, div, exp, flatten,
+    flip, gather, index_select, is_tensor, log, log_softmax, masked_fill, masked_select, matmul, max, maximum,
+    mean, min, minimum, mm, mul, multinomial, narrow, neg, nonzero, norm, numel, permute, pow, relu,
+    repeat_interleave, reshape, rsqrt, scatter, select, sigmoid, sin, softmax, sort, sqrt, square, squeeze,
+    std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
+)
+from . import absent as _absent
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """Names of torch that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py)."""
+    return _absent.explain("minigrad", name)

@@ -65,6 +65,24 @@ def enable_grad():
     return _GradMode(True)
 
 
+def inference_mode(mode=True):
+    """As ``no_grad()`` (minigrad has no separate inference tensors); inference_mode(False) records."""
+    return _GradMode(not mode)
+
+
+class set_grad_enabled(_GradMode):
+    """set_grad_enabled(False) stops recording at once; in a ``with``, only until the block ends."""
+
+    def __init__(self, mode):
+        global _grad_enabled
+        super().__init__(bool(mode))
+        self.previous, _grad_enabled = _grad_enabled, bool(mode)
+
+    def __enter__(self):
+        global _grad_enabled
+        _grad_enabled = self.enabled       # previous was kept when the switch was made
+
+
 class Context:
     """One node of the graph: what a Function's backward needs.
 
@@ -183,9 +201,17 @@ def _check_same_device(args):
 
 def _stale_input_error(node):
     return GraphError(
-        f"backward of {node.name()}: one of its inputs was modified in place after "
-        "the forward used it, so its saved values are stale. Use an out-of-place "
+        f"backward of {node.name()}: one of its inputs (or its output) was modified in place "
+        "after the forward used it, so its saved values are stale. Use an out-of-place "
         "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
+    )
+
+
+def _gradient_count_error(node, count):
+    return GraphError(
+        f"backward of {node.name()} returned {count} gradient(s), but its forward takes "
+        f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
+        "forward, in order (None for an argument that gets no gradient)"
     )
 
 
@@ -231,6 +257,8 @@ def backward(tensor, grad, retain_graph=False):
         grads = node.function.backward(node, *douts)
         if type(grads) is not tuple:
             grads = (grads,)
+        if len(grads) != len(node.inputs):
+            raise _gradient_count_error(node, len(grads))
         if not retain_graph:
             node.saved_tensors = ()
             node.freed = True
@@ -243,7 +271,9 @@ def backward(tensor, grad, retain_graph=False):
                     f"for an input of shape {parent.shape}: a backward must return one "
                     "gradient per input, of that input's shape"
                 )
-            parent_node = parent.grad_fn
+            parent_node, index = parent.grad_fn, parent._output_index
+            if parent._history is not None:   # changed in place later: the node it had when used here
+                parent_node, index = parent._node_before(node.sequence)
             if parent_node is None:     # a leaf
                 parent._accumulate(dinput)
                 continue
@@ -251,7 +281,6 @@ def backward(tensor, grad, retain_graph=False):
             if slots is None:           # first gradient to reach this node: schedule it
                 slots = pending[parent_node] = [None] * len(parent_node.outputs_meta)
                 heapq.heappush(heap, (-parent_node.sequence, parent_node))
-            index = parent._output_index
             slots[index] = dinput if slots[index] is None else slots[index] + dinput   # never in place
 
 

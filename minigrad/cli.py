@@ -1,13 +1,19 @@
 """The ``minigrad`` command.
 
     minigrad assignment list
-    minigrad assignment make SOURCE OUT [--with-solutions]
+    minigrad assignment make SOURCE OUT [--with-solutions] [--force]
+    minigrad assignment new NAME [DIR]
+    minigrad assignment autograder NAME out.zip [--seed N]
     minigrad check SUBMISSION --assignment NAME [--json results.json] [--report report.txt]
                    [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
     minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
-    minigrad assignment autograder NAME out.zip [--seed N]
 
-SOURCE and NAME are a shipped assignment's name or the path of an assignment folder.
+The lessons ship in the repository (lessons/), not in the package: ``minigrad
+lessons`` reads them from ``--lessons`` (default ./lessons, so run it from the
+repository's root) and writes the .ipynb files into OUT (default: beside them).
+
+SOURCE and --assignment are a shipped assignment's name or the path of an assignment folder
+(``assignment new`` scaffolds one: a private assignment, in the instructor's own folder).
 """
 import argparse
 import json
@@ -20,14 +26,28 @@ def _list(args):
     for assignment in list_assignments():
         checks = ", ".join(c["name"] for c in assignment.checks)
         print(f"{assignment.name:<12} {assignment.title}\n{'':<12} file: {assignment.module}; checks: {checks}")
+    print("\nThese are practice sets: their references ship with minigrad. For graded work, "
+          "`minigrad assignment new NAME DIR` scaffolds a private assignment in a folder of your own.")
     return 0
 
 
 def _make(args):
     from .coursework import load_assignment, make_assignment
     assignment = load_assignment(args.source)
-    for path in make_assignment(assignment.path, args.out, solutions=args.with_solutions):
+    for path in make_assignment(assignment.path, args.out, solutions=args.with_solutions, force=args.force):
         print(path)
+    return 0
+
+
+def _new(args):
+    from .coursework.scaffold import new_assignment
+    folder = args.dir or args.name
+    for path in new_assignment(args.name, folder):
+        print(path)
+    print(f"\nnext: replace the example with your exercise, then\n"
+          f"  minigrad check {folder} --assignment {folder}                 # the reference passes every check\n"
+          f"  minigrad assignment make {folder} {args.name}_student       # the student version\n"
+          f"keep {folder} private: its reference and checks.json are the answers")
     return 0
 
 
@@ -65,6 +85,10 @@ def _grade(args):
     total = sum(r["total"] for r in rows)
     print(f"{len(rows)} students graded into {args.out} (gradebook.csv; mean {total / max(len(rows), 1):.2f}"
           f" / {rows[0]['max'] if rows else 0:g})")
+def _notebooks(args):
+    from .lesson import write_notebooks
+    for path in write_notebooks(args.lessons, args.out):
+        print(path)
     return 0
 
 
@@ -78,6 +102,7 @@ def parser():
     make.add_argument("source", help="a shipped assignment's name, or an assignment folder")
     make.add_argument("out", help="the folder to write the student version into")
     make.add_argument("--with-solutions", action="store_true", help="keep the solutions (the instructor's copy)")
+    make.add_argument("--force", action="store_true", help="write into OUT even if it is not empty")
     make.set_defaults(run=_make)
     autograder = actions.add_parser("autograder", help="write a Gradescope autograder zip for an assignment")
     autograder.add_argument("source", help="a shipped assignment's name, or an assignment folder")
@@ -85,6 +110,10 @@ def parser():
     autograder.add_argument("--seed", type=int,
                             help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
     autograder.set_defaults(run=_autograder)
+    new = actions.add_parser("new", help="scaffold a private assignment in a folder of your own")
+    new.add_argument("name", help="the assignment's name; students write NAME.py")
+    new.add_argument("dir", nargs="?", help="the folder to create (default: ./NAME)")
+    new.set_defaults(run=_new)
     check = commands.add_parser("check", help="grade a submission")
     check.add_argument("submission", help="the student's file, or a folder holding it")
     check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
@@ -107,6 +136,12 @@ def parser():
     grade.add_argument("--time-limit", type=float, default=10.0, help="seconds per check (default 10)")
     grade.add_argument("--memory-limit", type=int, default=1024, help="MB per worker (default 1024)")
     grade.set_defaults(run=_grade)
+    lessons = commands.add_parser("lessons", help="the lessons as Jupyter notebooks")
+    lesson_actions = lessons.add_subparsers(dest="action", required=True)
+    notebooks = lesson_actions.add_parser("notebooks", help="write an .ipynb for every lesson")
+    notebooks.add_argument("out", nargs="?", help="folder for the notebooks (default: the lessons folder)")
+    notebooks.add_argument("--lessons", default="lessons", help="the repository's lessons folder (default ./lessons)")
+    notebooks.set_defaults(run=_notebooks)
     return top
 
 
@@ -116,6 +151,8 @@ def main(argv=None):
         return args.run(args)
     except (ValueError, KeyError, OSError) as error:
         print(f"minigrad: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
+    except (ValueError, KeyError, OSError, ImportError) as error:
+        print(f"minigrad: {error}", file=sys.stderr)
         return 2
 
 

@@ -1,9 +1,11 @@
 """Functions that make new tensors, named as in PyTorch (minigrad.zeros, minigrad.randn, ...).
 
     from data         tensor
-    filled            zeros, ones, full, empty, zeros_like, ones_like
-    random            rand, randn, randint     (reproducible under manual_seed)
-    ranges            arange
+    filled            zeros, ones, full, empty, eye, zeros_like, ones_like, full_like, empty_like
+    random            rand, randn, randint, randperm, rand_like, randn_like, randint_like
+                      (reproducible under manual_seed; multinomial is a Tensor method)
+    ranges            arange, linspace
+    from NumPy        from_numpy
     from several      cat, stack, where, and split (cat's inverse)
 
 The random ones draw from the backend's seeded generator, so the same seed
@@ -54,10 +56,14 @@ def randn(*shape, dtype=None, device=None, requires_grad=False):
     return _new(lambda xp, s, d, dev: backend.random_normal(s, d, dev), shape, dtype, device, requires_grad)
 
 
-def randint(low, high, size, device=None):
-    """Integers in [low, high) as int64; reproducible under ``manual_seed``."""
+def randint(low, high=None, size=None, *, dtype=None, device=None):
+    """Integers in [low, high) as int64 (or ``dtype``); randint(high, size) draws from [0, high).
+
+    Reproducible under ``manual_seed``."""
+    if size is None:
+        low, high, size = 0, low, high
     device = backend.normalize_device(device)
-    return Tensor(backend.random_integers(low, high, tuple(size), device), device=device)
+    return Tensor(backend.random_integers(low, high, tuple(size), device), dtype=dtype, device=device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -104,3 +110,74 @@ def where(condition, input, other):
 def empty(*shape, dtype=None, device=None, requires_grad=False):
     """A tensor for a layer to fill with its initialisation (zero-filled here, so never garbage)."""
     return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from start to end, both included."""
+    device = backend.normalize_device(device)
+    values = backend.get_module(device).linspace(start, end, steps, dtype=dtype or get_default_dtype())
+    return Tensor(values, requires_grad=requires_grad, device=device)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The (n, m) identity matrix (m = n by default)."""
+    device = backend.normalize_device(device)
+    values = backend.get_module(device).eye(n, n if m is None else m, dtype=dtype or get_default_dtype())
+    return Tensor(values, requires_grad=requires_grad, device=device)
+
+
+def randperm(n, dtype=None, device=None):
+    """A random permutation of 0..n-1 (int64), reproducible under ``manual_seed``."""
+    device = backend.normalize_device(device)
+    order = backend.host_generator().permutation(n)
+    return Tensor(order, dtype=dtype or "int64", device=device)
+
+
+def from_numpy(array):
+    """A tensor holding a copy of a NumPy array, with its dtype (torch shares the memory; see TORCH_DIFFERENCES)."""
+    return Tensor(array, dtype=array.dtype, device="cpu")
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return empty(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
+
+
+def LongTensor(*data):
+    """torch's legacy constructor: LongTensor([1, 2]) holds the data as int64; LongTensor(2, 3) is a
+    (2, 3) int64 tensor (zero-filled here, uninitialised in torch).  Prefer tensor(data, dtype=long)."""
+    return _legacy_constructor("LongTensor", data, int64)
+
+
+def FloatTensor(*data):
+    """torch's legacy constructor, as LongTensor, for float32.  Prefer tensor(data, dtype=float32)."""
+    return _legacy_constructor("FloatTensor", data, "float32")
+
+
+def _legacy_constructor(name, data, dtype):
+    if data and all(isinstance(n, int) and not isinstance(n, bool) for n in data):
+        return zeros(*data, dtype=dtype)                      # sizes
+    if len(data) != 1:
+        raise TypeError(f"{name}: give one sequence of values, or the sizes as ints")
+    return tensor(data[0], dtype=dtype)

@@ -4,7 +4,9 @@ Each function checks its arguments and calls one Function from
 ``minigrad.functions`` (or composes a few Tensor operations).
 """
 import math
+import warnings
 
+from . import absent
 from . import backend
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
@@ -16,78 +18,123 @@ def _data(value):
     return value.data if isinstance(value, Tensor) else value
 
 
+def same_dtype(op, error=RuntimeError, **tensors):
+    """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
+    float64 input would otherwise quietly compute in float64): name them and the fix."""
+    dtypes = {name: t.dtype for name, t in tensors.items() if t is not None and getattr(t, "dtype", None) is not None
+              and t.dtype.kind == "f"}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
+        raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
+                           "(model.double() or x.float()), as PyTorch requires too")
+
+
 # ------------------------------------------------------------------ activations
-def relu(x):
-    return fn.ReLU.apply(x)
+def relu(input, inplace=False):
+    _torch_only_arguments("relu", inplace=inplace)
+    return fn.ReLU.apply(input)
 
 
-def tanh(x):
-    return fn.Tanh.apply(x)
+def tanh(input):
+    return fn.Tanh.apply(input)
 
 
-def sigmoid(x):
-    return fn.Sigmoid.apply(x)
+def sigmoid(input):
+    return fn.Sigmoid.apply(input)
 
 
-def softmax(x, dim=-1):
-    return fn.Softmax.apply(x, dim)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
+    dtype: cast the input first (as torch)."""
+    input = input if dtype is None else input.type(dtype)
+    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim))
 
 
-def log_softmax(x, dim=-1):
-    return fn.LogSoftmax.apply(x, dim)
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) over ``dim``, computed stably."""
+    input = input if dtype is None else input.type(dtype)
+    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim))
 
 
-def gelu(x, approximate="none"):
-    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``)."""
+def _softmax_dim(name, x, dim):
+    """torch's implicit choice when dim is omitted: 0 for 0-, 1- and 3-dimensional inputs, else 1."""
+    if dim is not None:
+        return dim
+    dim = 0 if x.ndim in (0, 1, 3) else 1
+    warnings.warn(f"{name}: implicit dimension choice (dim={dim}, as torch does) is deprecated; "
+                  "pass dim= explicitly", stacklevel=3)
+    return dim
+
+
+def gelu(input, approximate="none"):
+    """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``), or
+    approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), composed from primitives (GPT-2's form)."""
+    x = input
+    if approximate == "tanh":
+        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
     if approximate != "none":
-        raise ValueError(f'gelu: only the exact form approximate="none" is implemented, got {approximate!r}')
+        raise ValueError(f'gelu: approximate must be "none" or "tanh", got {approximate!r}')
     return fn.GELU.apply(x)
 
 
 # ------------------------------------------------------------------ layers
-def linear(x, weight, bias=None):
+def linear(input, weight, bias=None):
     """y = x W^T + b,  x (..., in_features), W (out_features, in_features), b (out_features,)."""
+    x = input
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "
             f"but the weight {weight.shape} (out_features, in_features) expects in_features={weight.shape[1]}"
         )
+    same_dtype("linear", input=x, weight=weight, bias=bias)
     return fn.Linear.apply(x, weight, bias)
 
 
-def embedding(ids, weight, padding_idx=None):
-    """Rows of ``weight`` (V, D) picked by integer ``ids`` (any shape) -> (*ids.shape, D)."""
-    return fn.Embedding.apply(weight, _data(ids), padding_idx)
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` (V, D) picked by integer ids ``input`` (any shape) -> (*input.shape, D)."""
+    _torch_only_arguments("embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return fn.Embedding.apply(weight, _data(input), padding_idx)
 
 
-def dropout(x, p=0.5, training=True):
+def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training."""
+    _torch_only_arguments("dropout", inplace=inplace)
     if not training or p == 0.0:
-        return x
-    return fn.Dropout.apply(x, p)
+        return input
+    return fn.Dropout.apply(input, p)
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    return fn.LayerNorm.apply(x, weight, bias, tuple(normalized_shape), eps)
+    same_dtype("layer_norm", input=input, weight=weight, bias=bias)
+    return fn.LayerNorm.apply(input, weight, bias, tuple(normalized_shape), eps)
 
 
 # ------------------------------------------------------------------ losses
-def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """Softmax cross entropy from logits (N, C) or (N, C, d1, ...) and integer targets (N, d1, ...)."""
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Softmax cross entropy from logits (N, C) or (N, C, d1, ...) and integer targets (N, d1, ...).
+
+    Arguments in torch's order; class weights (``weight``) are not implemented
+    and the legacy ``size_average``/``reduce`` are refused (use ``reduction``).
+    """
+    _torch_only_arguments("cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     return fn.CrossEntropy.apply(input, _data(target), ignore_index, label_smoothing, reduction)
 
 
-def nll_loss(input, target, ignore_index=-100, reduction="mean"):
-    """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...)."""
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...) (torch's argument order)."""
+    _torch_only_arguments("nll_loss", weight=weight, size_average=size_average, reduce=reduce)
     return fn.NLLLoss.apply(input, _data(target), ignore_index, reduction)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean((input - target)^2), composed from primitives."""
+    _torch_only_arguments("mse_loss", size_average=size_average, reduce=reduce)
     if isinstance(target, Tensor) and input.shape != target.shape:
         raise ValueError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
     squared = (input - target) ** 2
@@ -100,36 +147,116 @@ def mse_loss(input, target, reduction="mean"):
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-def binary_cross_entropy_with_logits(input, target, reduction="mean"):
-    """Binary cross entropy on logits, stable for any logit size."""
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross entropy on logits, stable for any logit size (torch's argument order)."""
+    _torch_only_arguments("binary_cross_entropy_with_logits", weight=weight, size_average=size_average,
+                          reduce=reduce, pos_weight=pos_weight)
     return fn.BCEWithLogits.apply(input, target, reduction)
 
 
-def one_hot(ids, num_classes):
-    """(…,) integer ids -> (…, num_classes) float tensor of 0/1 (no gradient)."""
-    data = _data(ids)
+def one_hot(tensor, num_classes=-1):
+    """(…,) integer ids -> (…, num_classes) int64 tensor of 0/1, as torch (use .float() to multiply).
+
+    num_classes=-1: one more than the largest id."""
+    data = _data(tensor)
     xp = backend.array_module(data)
-    return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("float32"))
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: expects integer class ids, got dtype {data.dtype}: use .long()")
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1 if data.size else 0
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= num_classes):
+        raise ValueError(f"one_hot: class ids must be in 0..{num_classes - 1}, got {int(data.min())}..{int(data.max())}")
+    return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("int64"))
+
+
+def _torch_only_arguments(name, **arguments):
+    """Refuse torch arguments that minigrad does not implement (any value but None or False), rather than
+    ignore them; each message says what to do instead."""
+    instead = {
+        "size_average": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "reduce": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+        "weight": "weight the unreduced loss (reduction='none') yourself",
+        "pos_weight": "weight the unreduced loss (reduction='none') yourself",
+        "inplace": "leave inplace=False (the same values, in a new tensor)",
+        "max_norm": "renormalise the embedding rows yourself under no_grad()",
+        "scale_grad_by_freq": "scale the weight's gradient yourself after backward()",
+        "sparse": "minigrad's gradients are dense",
+    }
+    for argument, value in arguments.items():
+        if value is None or value is False:
+            continue
+        error = TypeError if argument in ("size_average", "reduce") else NotImplementedError
+        raise error(f"{name}: {argument}= is not implemented in minigrad: {instead[argument]}")
+
 
 
 # ------------------------------------------------------------------ attention
-def scaled_dot_product_attention(query, key, value, mask=None, dropout_p=0.0, scale=None,
-                                 return_weights=False, is_causal=False):
-    """softmax(Q K^T * scale) V over any leading (batch, head) dimensions.
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                                 scale=None, enable_gqa=False, mask=None, return_weights=False):
+    """softmax(Q K^T * scale + bias) V over any leading (batch, head) dimensions, as PyTorch's.
 
     query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
-    mask:       bool, broadcastable to (..., Tq, Tk); True = may not attend
+    attn_mask:  PyTorch's meaning: bool, True = MAY attend; or float, added to the scores.
+                Broadcastable to (..., Tq, Tk).
     dropout_p:  dropout on the attention weights (pass 0.0 when not training)
+    is_causal:  query i attends to keys j <= i only (not together with attn_mask, as in PyTorch)
     scale:      default 1 / sqrt(Dk)
-    is_causal:  add causal_mask(Tq, Tk) to ``mask``
+    enable_gqa: key and value have fewer heads (dim -3) than query, each shared by a group of query heads
+    minigrad's own keyword-only arguments:
+    mask:       bool, True = may NOT attend (minigrad's convention, minigrad/masks.py); instead of attn_mask
     return_weights: also return the weights (..., Tq, Tk) (before dropout)
+
+    A query whose keys are all masked out gets a zero output and zero gradients
+    (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
     """
+    if attn_mask is not None and mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask (PyTorch's: True = may attend, or a "
+                         "float added to the scores) or mask (minigrad's: True = may not attend), not both")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
+                           "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
+    same_dtype("scaled_dot_product_attention", query=query, key=key, value=value)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if enable_gqa:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], dim=-3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
+    bias = None
+    if attn_mask is not None:
+        allowed = _data(attn_mask)
+        if allowed.dtype.kind == "b":
+            mask = ~allowed                                       # PyTorch's True = attend -> blocked
+        elif isinstance(attn_mask, Tensor) and attn_mask.requires_grad or not _only_zero_or_minus_inf(allowed):
+            bias = attn_mask                                      # a float mask with values to add
+        else:
+            mask = allowed == -math.inf                           # 0 / -inf: the same as a boolean mask
+    if key.shape[-2] == 0 or bias is not None:
+        return _attention_composed(query, key, value, bias, dropout_p, scale, return_weights)
     if is_causal:
         mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
     attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
     return attention.apply(query, key, value, _data(mask), float(dropout_p), float(scale), bool(return_weights))
+
+
+def _only_zero_or_minus_inf(array):
+    return bool(((array == 0) | (array == -math.inf)).all())
+
+
+def _attention_composed(query, key, value, bias, dropout_p, scale, return_weights):
+    """Attention from primitives, for a float ``bias`` added to the scores (and for Tk = 0)."""
+    scores = (query @ key.transpose(-2, -1)) * scale                 # (..., Tq, Tk)
+    if key.shape[-2] == 0:
+        weights = scores                                              # no keys: empty weights, zero output
+    else:
+        if bias is not None:
+            scores = scores + bias
+        xp = backend.array_module(scores.data)
+        blocked = xp.isneginf(scores.data).all(axis=-1, keepdims=True)   # rows with no key left
+        weights = scores.masked_fill(blocked, 0.0).softmax(-1).masked_fill(blocked, 0.0)
+    dropped = dropout(weights, dropout_p) if dropout_p > 0.0 else weights
+    out = dropped @ value                                             # (..., Tq, Dv)
+    return (out, weights) if return_weights else out
 
 
 def split_heads(x, heads):
@@ -173,6 +300,7 @@ def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     """
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.RNNFunction, fn.FastRNNFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
@@ -183,6 +311,7 @@ def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=No
 
     h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
     """
+    same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.LSTMFunction, fn.FastLSTMFunction)
     return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
@@ -195,6 +324,91 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
     Returns (output (T, N, H), h_n (N, H)).
     """
+    same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)
+
+
+# ------------------------------------------------------------------ more of torch.nn.functional (issue 13)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean(|input - target|), composed from primitives."""
+    _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
+    return _reduced("l1_loss", (input - target).abs(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence with ``input`` as log-probabilities:  target * (log target - input), 0 where target = 0.
+
+    reduction: 'mean' over every element (torch's default, which is not the KL of
+    a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
+    """
+    _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0)                   # log(1) = 0 where the target is 0
+        pointwise = target * safe.log() - target * input        # xlogy(t, t) - t * input
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduced("kl_div", pointwise, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)) from probabilities p (logs clamped at -100, as torch).
+    On logits, binary_cross_entropy_with_logits is the stable form."""
+    _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
+    target = target if isinstance(target, Tensor) else Tensor(target, dtype=input.dtype, device=input.device)
+    return fn.BinaryCrossEntropy.apply(input, target, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p over dim, eps): unit vectors along dim."""
+    return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / max(||x1|| ||x2||, eps) along dim (broadcasting x1 and x2)."""
+    dot = (x1 * x2).sum(dim)
+    return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp(min=eps)
+
+
+def _reduced(name, loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative sizes, crop) the last len(pad) // 2 dimensions with ``value`` (default 0).
+
+    pad = (last_before, last_after, second_last_before, second_last_after, ...), as torch.
+    """
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: {tuple(pad)} needs an even length of at most 2 * {input.ndim} (two per dimension)")
+    value = 0 if value is None else value
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        keep = slice(max(-before, 0), out.shape[dim] - max(-after, 0))      # negative sizes crop
+        out = out[(slice(None),) * dim + (keep,)]
+        pieces = []
+        for size in (before, after):
+            shape = list(out.shape)
+            shape[dim] = max(size, 0)
+            pieces.append(out.new_full(tuple(shape), value))
+        out = cat([pieces[0], out, pieces[1]], dim)
+    return out
+
+
+def __getattr__(name):
+    """Names of torch.nn.functional that minigrad leaves out on purpose: say so, and what to use."""
+    return absent.explain("minigrad.functional", name)

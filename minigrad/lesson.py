@@ -15,10 +15,22 @@ and as a notebook:
     --out FOLDER     or  MINIGRAD_LESSON_OUT  where figures and tables go
     --seed N                                  (default 0)
 
-The output folder defaults to ``output/NN_name`` next to the lesson file when
-run as a script, else to a folder under the system's temporary directory.
+In a notebook (a Jupyter kernel: Jupyter, VS Code, Colab) the command line is
+the kernel's, so only the environment counts; figures are shown inline and
+saved, tables render as Markdown, and progress updates one line in place.  As
+a script, figures are saved on the headless Agg backend and tables and
+progress are printed.
+
+The output folder defaults to ``output/NN_name`` next to the lesson (the
+script, or the notebook when the kernel can tell where it is: VS Code, Jupyter
+server, or a kernel started in the notebook's folder), else to a folder under
+the system's temporary directory.
+
+``write_notebooks`` turns the lessons into .ipynb files (``minigrad lessons notebooks``).
 """
 import argparse
+import difflib
+import glob
 import os
 import sys
 import tempfile
@@ -26,15 +38,47 @@ import time
 
 from . import backend
 
+OPTIONS = ("--quick", "--device", "--out", "--seed")
+
 
 def _flag(name):
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def in_notebook():
+    """True inside a Jupyter kernel (Jupyter, VS Code's interactive window, Colab)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython else None
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def _display(*objects, **options):
+    from IPython.display import display
+    return display(*objects, **options)
+
+
+def _notebook_folder(name):
+    """The folder of the running notebook, or None when the kernel cannot tell."""
+    shell = sys.modules["IPython"].get_ipython()
+    candidates = [shell.user_ns.get("__vsc_ipynb_file__"),      # VS Code
+                  os.environ.get("JPY_SESSION_NAME")]            # Jupyter server 2
+    for path in candidates:
+        if path and os.path.isfile(path):
+            return os.path.dirname(os.path.abspath(path))
+    here = os.getcwd()                                           # kernels start in the notebook's folder
+    if glob.glob(os.path.join(here, name + ".*")):
+        return here
+    return None
+
+
 def _default_output(name):
-    script = sys.argv[0] if sys.argv else ""
-    if os.path.basename(script).startswith(name):  # run as `python lessons/NN_name.py`
-        return os.path.join(os.path.dirname(os.path.abspath(script)), "output", name)
+    if in_notebook():
+        folder = _notebook_folder(name)
+    else:
+        script = sys.argv[0] if sys.argv else ""
+        folder = os.path.dirname(os.path.abspath(script)) if os.path.basename(script).startswith(name) else None
+    if folder:                                      # next to `lessons/NN_name.py` (or .ipynb)
+        return os.path.join(folder, "output", name)
     return os.path.join(tempfile.gettempdir(), "minigrad-lessons", name)
 
 
@@ -53,8 +97,9 @@ def _writable(folder):
 class Run:
     """One run of a lesson: its options, its output folder, its checks and its clock."""
 
-    def __init__(self, name, quick, device, output, seed):
+    def __init__(self, name, quick, device, output, seed, notebook=False):
         self.name, self.quick, self.device, self.output, self.seed = name, quick, device, output, seed
+        self.notebook = notebook
         self.started = time.perf_counter()
         self.checks_passed = 0
         self._pyplot = None
@@ -69,11 +114,12 @@ class Run:
 
     # ---------------------------------------------------------------- figures
     def pyplot(self):
-        """matplotlib.pyplot on the headless Agg backend, or None when matplotlib is missing."""
+        """matplotlib.pyplot (on the headless Agg backend in a script), or None when matplotlib is missing."""
         if self._pyplot is None:
             try:
                 import matplotlib
-                matplotlib.use("Agg")
+                if not self.notebook:       # a kernel keeps its inline backend
+                    matplotlib.use("Agg")
                 import matplotlib.pyplot as plt
             except ImportError:
                 print("(matplotlib is not installed: figures are skipped; pip install matplotlib)")
@@ -83,18 +129,22 @@ class Run:
         return self._pyplot or None
 
     def savefig(self, fig, filename):
-        """Save a matplotlib figure as PNG in the output folder, close it, print where it went."""
+        """Save a matplotlib figure as PNG in the output folder (and show it in a notebook), then close it."""
         path = self.path(filename)
-        fig.tight_layout()
+        if fig.get_layout_engine() is None:      # a figure made with layout="constrained" keeps its own
+            fig.tight_layout()
         fig.savefig(path, dpi=110)
         self._pyplot.close(fig)
+        if self.notebook:
+            from IPython.display import Image
+            _display(Image(filename=path))     # the saved PNG itself, whatever the kernel's backend
         print(f"figure: {path}")
         return path
 
     # ---------------------------------------------------------------- progress and tables
     def progress(self, total, every=None, unit="step"):
         """A Progress printer for a loop of ``total`` steps (about 10 lines by default)."""
-        return Progress(total, every or max(1, total // 10), unit)
+        return Progress(total, every or max(1, total // 10), unit, in_place=self.notebook)
 
     def table(self, rows, title=None, columns=None):
         """Print ``rows`` (a list of dicts) as an aligned table and append it to results.md.
@@ -102,13 +152,18 @@ class Run:
         Floats print with 4 significant digits; ``columns`` picks and orders the keys.
         """
         text = format_table(rows, columns)
-        if title:
-            print(f"\n{title}")
-        print(text)
+        markdown = format_table(rows, columns, markdown=True)
+        if self.notebook:                 # rendered as a table; plain text where Markdown is not shown
+            shown = (f"**{title}**\n\n" if title else "") + markdown
+            _display({"text/markdown": shown, "text/plain": (f"{title}\n" if title else "") + text}, raw=True)
+        else:
+            if title:
+                print(f"\n{title}")
+            print(text)
         mode = "quick" if self.quick else "full"
         with open(self.path("results.md"), "a") as results:
             results.write(f"\n### {title or 'results'} ({mode} mode, {time.strftime('%Y-%m-%d')})\n\n")
-            results.write(format_table(rows, columns, markdown=True) + "\n")
+            results.write(markdown + "\n")
         return text
 
     # ---------------------------------------------------------------- checks
@@ -125,15 +180,21 @@ class Run:
         seconds = time.perf_counter() - self.started
         print(f"\n{self.name} done in {seconds:.1f} s ({'quick' if self.quick else 'full'} mode, "
               f"{self.device}); {self.checks_passed} checks passed; outputs in {self.output}")
+        print(f"Next: the exercises at the end of {'this notebook' if self.notebook else f'lessons/{self.name}.py'}"
+              " (## Exercises); the coursework: `minigrad assignment list`.")
 
 
 class Progress:
-    """Prints 'step 120/400  loss 1.234  (35.2 step/s)' every ``every`` steps and at the last one."""
+    """Prints 'step 120/400  loss 1.234  (35.2 step/s)' every ``every`` steps and at the last one.
 
-    def __init__(self, total, every, unit="step"):
+    ``in_place`` (in a notebook): one output line, updated each time, instead of a new line.
+    """
+
+    def __init__(self, total, every, unit="step", in_place=False):
         self.total, self.every, self.unit = total, every, unit
         self.last_time = time.perf_counter()
         self.last_step = 0
+        self.in_place, self.handle = in_place, None
 
     def log(self, step, **values):
         """Report ``values`` (loss=..., accuracy=...) at 0-based ``step``; prints only now and then."""
@@ -144,8 +205,13 @@ class Progress:
         speed = (done - self.last_step) / max(now - self.last_time, 1e-9)
         self.last_time, self.last_step = now, done
         shown = "  ".join(f"{k} {_cell(v)}" for k, v in values.items())
-        print(f"{self.unit} {done:>{len(str(self.total))}}/{self.total}  {shown}  ({speed:.1f} {self.unit}/s)",
-              flush=True)
+        line = f"{self.unit} {done:>{len(str(self.total))}}/{self.total}  {shown}  ({speed:.1f} {self.unit}/s)"
+        if not self.in_place:
+            print(line, flush=True)
+        elif self.handle is None:
+            self.handle = _display({"text/plain": line}, raw=True, display_id=True)
+        else:
+            self.handle.update({"text/plain": line}, raw=True)
 
 
 def format_table(rows, columns=None, markdown=False):
@@ -172,22 +238,52 @@ def _cell(value):
     return str(value)
 
 
-def setup(name, description=None, argv=None):
+def _warn_unknown(unknown):
+    for argument in unknown:
+        if argument.startswith("-"):
+            option = argument.split("=")[0]
+            close = difflib.get_close_matches(option, OPTIONS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f" (the options are {', '.join(OPTIONS)})"
+            print(f"warning: unknown option {option} ignored{hint}", file=sys.stderr)
+        else:
+            print(f"warning: unexpected argument {argument!r} ignored", file=sys.stderr)
+
+
+def _device(asked, fallback):
+    """The device to run on; a device that is unknown or missing stops the lesson with one line."""
+    asked = asked or backend.default_device()
+    try:
+        return backend.normalize_device(asked)
+    except backend.DeviceError as error:
+        if fallback:
+            print(f"(device {asked!r} asked for, but: {error}; going on with {fallback!r})")
+            return backend.normalize_device(fallback)
+        raise SystemExit(f"minigrad lesson: {error}") from None  # printed as one line, exit status 1
+
+
+def setup(name, description=None, argv=None, fallback_device=None):
     """Parse the lesson's options, seed minigrad, make the output folder; returns a Run.
 
     ``--device cuda`` also sets MINIGRAD_DEVICE, so tensors made without a
-    ``device=`` argument land on the GPU too.  Unknown arguments (a notebook
-    kernel's) are ignored.
+    ``device=`` argument land on the GPU too.  An unknown device (``--device gpu``),
+    or CUDA without CuPy and a GPU, stops the lesson with a one-line message,
+    unless ``fallback_device`` names the device to go on with.  Unknown options
+    (``--quik``) are warned about.  In a notebook the kernel's own command line is
+    ignored: set MINIGRAD_QUICK / MINIGRAD_DEVICE, or pass ``argv``.
     """
+    notebook = in_notebook()
     parser = argparse.ArgumentParser(description=description or f"minigrad lesson {name}")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (also MINIGRAD_QUICK=1)")
     parser.add_argument("--device", default=None, help='"cpu" (default) or "cuda"')
     parser.add_argument("--out", default=None, help="folder for figures and tables")
     parser.add_argument("--seed", type=int, default=0)
-    args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        argv = [] if notebook else sys.argv[1:]
+    args, unknown = parser.parse_known_args(argv)
+    _warn_unknown(unknown)
 
     quick = args.quick or _flag("MINIGRAD_QUICK")
-    device = backend.normalize_device(args.device or backend.default_device())
+    device = _device(args.device, fallback_device)
     os.environ["MINIGRAD_DEVICE"] = device
     output = args.out or os.environ.get("MINIGRAD_LESSON_OUT") or _default_output(name)
     if not _writable(output):
@@ -200,4 +296,58 @@ def setup(name, description=None, argv=None):
     from . import manual_seed
     manual_seed(args.seed)
     print(f"minigrad lesson {name}: {'quick' if quick else 'full'} mode on {device}; outputs in {output}")
-    return Run(name, quick, device, output, args.seed)
+    return Run(name, quick, device, output, args.seed, notebook=notebook)
+
+
+# ------------------------------------------------------------------- lessons as notebooks
+def find_lessons(folder):
+    """The lesson files ``NN_name.py`` in ``folder``, in order; a clear error when there are none."""
+    lessons = sorted(glob.glob(os.path.join(folder, "[0-9][0-9]_*.py")))
+    if not lessons:
+        raise FileNotFoundError(
+            f"no lessons (NN_name.py files) in {os.path.abspath(folder)!r}: the lessons ship in the minigrad "
+            "repository, not in the package; run this from the repository's root or pass --lessons PATH/lessons")
+    return lessons
+
+
+def _install_cell(repository):
+    where = f'"{repository}"' if repository else "/path/to/minigrad"
+    return (
+        "# This notebook needs minigrad.  If it is missing, install it from the repository\n"
+        "# (the folder holding pyproject.toml), then restart the kernel:\n"
+        f"#     %pip install -e {where}            (in a cell here)\n"
+        f"#     python -m pip install -e {where}   (in a terminal)\n"
+        "# -e (editable) makes your own edits to minigrad/ reach the lessons.\n"
+        "import importlib.util\n"
+        "\n"
+        "if importlib.util.find_spec(\"minigrad\") is None:\n"
+        f"    raise ModuleNotFoundError('minigrad is not installed: run  %pip install -e {where}  "
+        "and restart the kernel')"
+    )
+
+
+def write_notebooks(lessons_folder, out=None):
+    """Write ``NN_name.ipynb`` for every lesson in ``lessons_folder`` into ``out`` (default: the same folder).
+
+    The first cell of each notebook says how to install minigrad.  Needs jupytext
+    (``pip install -e ".[notebook]"``).  Returns the paths written.
+    """
+    try:
+        import jupytext
+        from nbformat.v4 import new_code_cell
+    except ImportError:
+        raise ImportError('writing notebooks needs jupytext: python -m pip install -e ".[notebook]"') from None
+    lessons = find_lessons(lessons_folder)
+    out = out or lessons_folder
+    os.makedirs(out, exist_ok=True)
+    root = os.path.dirname(os.path.abspath(lessons_folder))
+    repository = root if os.path.exists(os.path.join(root, "pyproject.toml")) else None
+    written = []
+    for source in lessons:
+        notebook = jupytext.read(source, fmt="py:percent")
+        notebook.metadata.pop("jupytext", None)        # a plain notebook, not paired with the .py
+        notebook.cells.insert(0, new_code_cell(_install_cell(repository)))
+        path = os.path.join(out, os.path.basename(source)[:-3] + ".ipynb")
+        jupytext.write(notebook, path, fmt="ipynb")
+        written.append(path)
+    return written

@@ -23,22 +23,36 @@ def perplexity_from_nll(total_nll, n_tokens):
     return math.exp(float(total_nll) / n_tokens)
 
 
-def perplexity(log_probs, targets, pad=PAD_IDX):
+_UNSET = object()
+
+
+def perplexity(log_probs, targets, pad=_UNSET, *, ignore_index=_UNSET):
     """Per-token perplexity of targets under log-probabilities, skipping padding.
 
     log_probs: Tensor (..., V) of log p(token) (natural log, e.g. log_softmax of logits)
-    targets: int Tensor (...,); positions equal to ``pad`` are left out (pad=None keeps all).
+    targets: int Tensor (...,); positions equal to ``ignore_index`` are left out:
+        ignore_index=-100 is PyTorch's convention (F.cross_entropy's default),
+        the default here is minigrad's PAD_IDX (0), and None keeps every position.
+        ``pad`` is the older name of the same argument (give one or the other).
     A model that is uniform over V tokens has perplexity exactly V.
     """
+    if pad is not _UNSET and ignore_index is not _UNSET:
+        raise TypeError("perplexity: give ignore_index (or its older name pad), not both")
+    skip = ignore_index if ignore_index is not _UNSET else (pad if pad is not _UNSET else PAD_IDX)
     lp, ids = _array(log_probs), _array(targets)
     xp = backend.array_module(lp, ids)
     V = lp.shape[-1]
     lp, ids = lp.reshape(-1, V), ids.reshape(-1)
-    picked = lp[xp.arange(ids.shape[0]), ids]                     # log p(target) per position
-    keep = xp.ones(ids.shape, dtype=bool) if pad is None else ids != pad
+    keep = xp.ones(ids.shape, dtype=bool) if skip is None else ids != skip
+    bad = keep & ((ids < 0) | (ids >= V))
+    if bool(bad.any()):
+        raise IndexError(f"perplexity: target {int(ids[bad][0])} is not a token id in 0..{V - 1} "
+                         f"(and not ignore_index={skip})")
     n_tokens = int(keep.sum())
     if n_tokens == 0:
         raise ValueError("perplexity: every target is padding")
+    safe_ids = xp.where(keep, ids, 0)                              # never index with a skipped value
+    picked = lp[xp.arange(ids.shape[0]), safe_ids]                 # log p(target) per position
     return perplexity_from_nll(-float(xp.where(keep, picked, 0.0).sum()), n_tokens)
 
 
@@ -72,9 +86,9 @@ def ngrams(tokens, n):
     return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
 
 
-def modified_precision(references, hypothesis, n):
-    """(matches, total) for n-grams: each hypothesis n-gram counts at most as often as
-    it appears in any single reference (clipping), over the hypothesis's n-gram count (at least 1)."""
+def clipped_counts(references, hypothesis, n):
+    """(matches, total): hypothesis n-grams, each counted at most as often as it appears in any
+    single reference (clipping), and the number of hypothesis n-grams (0 for a short hypothesis)."""
     counts = ngrams(hypothesis, n)
     max_ref = Counter()
     for reference in references:
@@ -82,7 +96,13 @@ def modified_precision(references, hypothesis, n):
             if gram in counts:
                 max_ref[gram] = max(max_ref[gram], count)
     matches = sum(min(count, max_ref[gram]) for gram, count in counts.items())
-    return matches, max(1, sum(counts.values()))
+    return matches, sum(counts.values())
+
+
+def modified_precision(references, hypothesis, n):
+    """(matches, total) as NLTK counts them: clipped matches over the n-gram count floored at 1."""
+    matches, total = clipped_counts(references, hypothesis, n)
+    return matches, max(1, total)
 
 
 def closest_ref_length(references, hyp_len):
@@ -99,22 +119,41 @@ def brevity_penalty(ref_len, hyp_len):
     return math.exp(1 - ref_len / hyp_len)
 
 
-def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25), smoothing=0,
-                epsilon=0.1, alpha=5, k=5, auto_reweigh=False):
-    """Corpus BLEU (Papineni et al., 2002), computed exactly as NLTK's ``corpus_bleu``.
+def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25), smoothing=None,
+                epsilon=0.1, alpha=5, k=5, auto_reweigh=False, *, style="nltk", smooth_value=None,
+                effective_order=False):
+    """Corpus BLEU (Papineni et al., 2002) on token lists, as NLTK (default) or as sacreBLEU computes it.
 
     list_of_references: for each hypothesis, a list of reference token lists
     hypotheses: token lists.  weights: one weight per n-gram order (n = 1..len(weights)).
+    Returns a score in [0, 1] (sacreBLEU prints 100 times it).
 
     BLEU = BP * exp(sum_n w_n log p_n), where p_n sums clipped n-gram matches
     and n-gram counts over the whole corpus before dividing, and BP is the
     brevity penalty of the total hypothesis length against the total closest
-    reference length.  ``smoothing`` 0-7 is Chen and Cherry's (2014) method,
-    numbered as NLTK's SmoothingFunction (epsilon, alpha, k are its parameters);
-    like NLTK, methods that need a sentence use the last hypothesis.
+    reference length.
+
+    style="nltk" is exactly NLTK's ``corpus_bleu``: ``smoothing`` 0-7 (default 0)
+    is Chen and Cherry's (2014) method numbered as NLTK's SmoothingFunction
+    (epsilon, alpha, k are its parameters); like NLTK, methods that need a
+    sentence use the last hypothesis, and each sentence counts at least one
+    n-gram of every order.
+
+    style="sacrebleu" is sacreBLEU's formula on these tokens (tokenize them as
+    sacreBLEU would, e.g. its "13a", for its numbers): ``smoothing`` one of
+    "exp" (default), "floor", "add-k", "none" with ``smooth_value`` (floor
+    0.1, add-k 1 by default; any k); no one-n-gram floor for short sentences;
+    ``effective_order=True`` averages only the orders the hypotheses have; a
+    precision still 0 after smoothing makes the score 0.  Weights must be uniform.
     """
     if len(list_of_references) != len(hypotheses):
         raise ValueError(f"corpus_bleu: {len(hypotheses)} hypotheses but {len(list_of_references)} reference lists")
+    if style == "sacrebleu":
+        return _sacrebleu(list_of_references, hypotheses, weights, "exp" if smoothing is None else smoothing,
+                          smooth_value, effective_order)
+    if style != "nltk":
+        raise ValueError(f"corpus_bleu: style must be 'nltk' or 'sacrebleu', got {style!r}")
+    smoothing = 0 if smoothing is None else smoothing
     N = len(weights)
     matches, totals = [0] * N, [0] * N
     hyp_len = ref_len = 0
@@ -135,9 +174,78 @@ def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25)
     return bp * math.exp(log_sum)
 
 
-def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoothing=0, **options):
-    """BLEU of one hypothesis against its references (corpus_bleu of a corpus of one)."""
-    return corpus_bleu([references], [hypothesis], weights, smoothing, **options)
+def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoothing=None, *,
+                  style="nltk", effective_order=None, **options):
+    """BLEU of one hypothesis against its references (corpus_bleu of a corpus of one).
+
+    With style="sacrebleu", effective_order defaults to True, as sacreBLEU's sentence_bleu.
+    """
+    if effective_order is None:
+        effective_order = style == "sacrebleu"
+    return corpus_bleu([references], [hypothesis], weights, smoothing, style=style,
+                       effective_order=effective_order, **options)
+
+
+SACREBLEU_SMOOTHING = {"exp": None, "floor": 0.1, "add-k": 1, "none": None}   # method: default smooth_value
+
+
+def _sacrebleu(list_of_references, hypotheses, weights, smoothing, smooth_value, effective_order):
+    if len(set(weights)) != 1:
+        raise ValueError(f"BLEU style='sacrebleu' averages the orders uniformly; got weights {tuple(weights)}")
+    N = len(weights)
+    matches, totals = [0] * N, [0] * N
+    hyp_len = ref_len = 0
+    for references, hypothesis in zip(list_of_references, hypotheses):
+        for n in range(1, N + 1):
+            m, t = clipped_counts(references, hypothesis, n)
+            matches[n - 1] += m
+            totals[n - 1] += t
+        hyp_len += len(hypothesis)
+        ref_len += closest_ref_length(references, len(hypothesis))
+    return sacrebleu_from_counts(matches, totals, hyp_len, ref_len, smoothing, smooth_value, effective_order)
+
+
+def sacrebleu_from_counts(matches, totals, hyp_len, ref_len, smoothing="exp", smooth_value=None,
+                          effective_order=False):
+    """BLEU in [0, 1] from its statistics, as sacreBLEU's ``compute_bleu`` (matches, totals per order).
+
+        exp:    the k-th order with no match gets p = 1 / (2^k total)
+        floor:  an order with no match gets p = smooth_value / total
+        add-k:  orders n >= 2 add smooth_value to matches and total
+        none:   no smoothing
+    No match at all gives 0; an order with no n-grams ends the orders used
+    (with effective_order) or gives 0 (without); a precision still 0 gives 0.
+    """
+    if smoothing not in SACREBLEU_SMOOTHING:
+        raise ValueError(f"sacreBLEU smoothing must be one of {sorted(SACREBLEU_SMOOTHING)}, got {smoothing!r}")
+    if smooth_value is None:
+        smooth_value = SACREBLEU_SMOOTHING[smoothing]
+    if not any(matches):
+        return 0.0
+    bp = 1.0 if hyp_len >= ref_len else brevity_penalty(ref_len, hyp_len)
+    precisions = []
+    halvings = 1
+    order = len(matches)
+    for n, (m, t) in enumerate(zip(matches, totals), start=1):
+        if smoothing == "add-k" and n > 1:
+            m, t = m + smooth_value, t + smooth_value
+        if t == 0:
+            break
+        if effective_order:
+            order = n
+        if m:
+            precisions.append(m / t)
+        elif smoothing == "exp":
+            halvings *= 2
+            precisions.append(1 / (halvings * t))
+        elif smoothing == "floor":
+            precisions.append(smooth_value / t)
+        else:
+            precisions.append(0.0)
+    used = precisions[:order]
+    if len(used) < order or min(used) <= 0:
+        return 0.0
+    return bp * math.exp(math.fsum(math.log(p) for p in used) / order)
 
 
 def _smooth(method, matches, totals, references, hypothesis, hyp_len, epsilon, alpha, k):

@@ -58,9 +58,13 @@ def _split(value, name, arrays):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    hint = ""
+    if hasattr(value, "state_dict"):      # torch.save(model, f) pickles a whole module; minigrad never pickles
+        hint = (f"; save its {type(value).__name__}.state_dict() instead, and rebuild the object and call "
+                "load_state_dict on it after minigrad.load")
     raise CheckpointError(
         f"save: cannot store {name or 'the state'!r} of type {type(value).__name__}: "
-        "a checkpoint holds Tensors, arrays, numbers, strings, lists and dicts"
+        f"a checkpoint holds Tensors, arrays, numbers, strings, lists and dicts{hint}"
     )
 
 

@@ -55,13 +55,13 @@ def mask_kinds(n, tq, tk, device):
 def test_sdpa_gradcheck_every_mask(device, kind):
     q, k, v = randn(2, 2, 3, 4, device=device), randn(2, 2, 5, 4, device=device), randn(2, 2, 5, 3, device=device)
     mask = mask_kinds(2, 3, 5, device)[kind]
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask), (q, k, v))
 
 
 def test_sdpa_gradcheck_weights_dropout_scale_and_broadcast(device):
     q, k, v = randn(2, 3, 4, device=device), randn(1, 4, 4, device=device), randn(4, 2, device=device)
     mask = causal_mask(3, 4, device=device)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.3, scale=0.7,
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=0.3, scale=0.7,
                                                              return_weights=True), (q, k, v))
 
 
@@ -69,7 +69,7 @@ def test_sdpa_gradcheck_weights_dropout_scale_and_broadcast(device):
 def test_sdpa_equals_composition_from_primitives(device, kind):
     q, k, v = randn(2, 2, 3, 4, device=device), randn(2, 2, 5, 4, device=device), randn(2, 2, 5, 3, device=device)
     mask = mask_kinds(2, 3, 5, device)[kind]
-    out, weights = F.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True)
     grad = randn(*out.shape, device=device, requires_grad=False)
     out.backward(grad)
     fused = [t.grad.copy() for t in (q, k, v)]
@@ -92,27 +92,27 @@ def test_sdpa_in_small_blocks_equals_one_block(device, block, monkeypatch):
     for size in (10 ** 6, block):
         monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", size)
         minigrad.manual_seed(0)                                 # the same dropout mask both times
-        out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.2, return_weights=True)
+        out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=0.2, return_weights=True)
         (out * grad).sum().backward()
         results.append([out.numpy(), weights.numpy()] + [minigrad.tensor(t.grad).numpy() for t in (q, k, v)])
         for t in (q, k, v):
             t.grad = None
     for a, b in zip(*results):
         assert numpy.allclose(a, b, atol=1e-12)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, return_weights=True), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True), (q, k, v))
 
 
 def test_sdpa_fully_masked_row_gives_zeros_not_nan(device):
     q, k, v = randn(2, 3, 4, device=device), randn(2, 5, 4, device=device), randn(2, 5, 3, device=device)
     mask = numpy.zeros((2, 3, 5), dtype=bool)
     mask[0, 1, :] = True                                        # query 1 of example 0 sees nothing
-    out, weights = F.scaled_dot_product_attention(q, k, v, bool_tensor(mask, device), return_weights=True)
+    out, weights = F.scaled_dot_product_attention(q, k, v, mask=bool_tensor(mask, device), return_weights=True)
     (out.sum() + weights.sum()).backward()
     assert numpy.all(out.numpy()[0, 1] == 0) and numpy.all(weights.numpy()[0, 1] == 0)
     assert numpy.all(minigrad.tensor(q.grad).numpy()[0, 1] == 0)
     for t in (q, k, v):
         assert numpy.isfinite(minigrad.tensor(t.grad).numpy()).all()
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, bool_tensor(mask, device)), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=bool_tensor(mask, device)), (q, k, v))
 
 
 def test_sdpa_keeps_float32(device):
@@ -147,9 +147,9 @@ def test_gradcheck_rejects_a_broken_attention_backward():
 def test_sdpa_matches_composition_over_shapes(batch, heads, tq, tk, dk, causal):
     q, k, v = randn(batch, heads, tq, dk), randn(batch, heads, tk, dk), randn(batch, heads, tk, 2)
     mask = causal_mask(tq, tk) if causal else None                   # every query sees key 0
-    out = F.scaled_dot_product_attention(q, k, v, mask)
+    out = F.scaled_dot_product_attention(q, k, v, mask=mask)
     assert numpy.allclose(out.numpy(), composed_attention(q, k, v, mask).numpy(), atol=1e-12)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask), (q, k, v), fast_mode=True)
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask), (q, k, v), fast_mode=True)
 
 
 def test_sdpa_bad_inputs_name_the_shapes():
@@ -157,9 +157,9 @@ def test_sdpa_bad_inputs_name_the_shapes():
     with pytest.raises(ValueError, match=r"\(2, 5, 4\).*\(2, 6, 4\)"):
         F.scaled_dot_product_attention(q, k, v)
     with pytest.raises(TypeError, match="boolean"):
-        F.scaled_dot_product_attention(q, k, k, minigrad.zeros(3, 5))
+        F.scaled_dot_product_attention(q, k, k, mask=minigrad.zeros(3, 5))
     with pytest.raises(ValueError, match=r"\(3, 4\).*\(2, 3, 5\)"):
-        F.scaled_dot_product_attention(q, k, k, minigrad.zeros(3, 4, dtype=minigrad.bool_))
+        F.scaled_dot_product_attention(q, k, k, mask=minigrad.zeros(3, 4, dtype=minigrad.bool_))
     with pytest.raises(ValueError, match="d_k"):
         F.scaled_dot_product_attention(q, randn(2, 5, 3), k)
 
@@ -245,10 +245,10 @@ def test_mha_self_attention_gradcheck_with_masks(device):
     mha = nn.MultiheadAttention(4, 2, batch_first=True).double().to(device)
     x = randn(2, 3, 4, device=device)
     pad = bool_tensor([[False, False, True], [False, False, False]], device)
-    out, weights = mha(x, x, x, key_padding_mask=pad, is_causal=True)
+    out, weights = mha(x, x, x, key_padding_mask=pad, is_causal=True, average_attn_weights=False)
     assert out.shape == (2, 3, 4) and weights.shape == (2, 2, 3, 3)
     assert numpy.allclose(weights.numpy()[0, :, :, 2], 0) and numpy.allclose(numpy.triu(weights.numpy()[1, 0], 1), 0)
-    check_module(mha, x, x, x, pad, causal_mask(3, device=device))
+    check_module(mha, x, x, x, pad, True, causal_mask(3, device=device))   # PyTorch's argument order
 
 
 def test_mha_cross_attention_kdim_vdim_gradcheck(device):
@@ -257,7 +257,7 @@ def test_mha_cross_attention_kdim_vdim_gradcheck(device):
     attn_mask = bool_tensor(numpy.random.default_rng(0).random((2 * 2, 2, 3)) < 0.3, device)  # (N*heads, Tq, S)
     out, weights = mha(query, key, value, attn_mask=attn_mask, average_attn_weights=True)
     assert out.shape == (2, 2, 4) and weights.shape == (2, 2, 3)
-    check_module(mha, query, key, value, None, attn_mask)
+    check_module(mha, query, key, value, None, True, attn_mask)
 
 
 def test_mha_unbatched_and_no_weights(device):
@@ -274,7 +274,8 @@ def test_mha_shapes_and_gradients_over_head_counts(heads, n, t, s):
     mha = nn.MultiheadAttention(6, heads, batch_first=True).double()
     query, memory = randn(n, t, 6), randn(n, s, 6)
     out, weights = mha(query, memory, memory)
-    assert out.shape == (n, t, 6) and weights.shape == (n, heads, t, s)
+    assert out.shape == (n, t, 6) and weights.shape == (n, t, s)           # averaged over heads, as PyTorch
+    assert mha(query, memory, memory, average_attn_weights=False)[1].shape == (n, heads, t, s)
     check_module(mha, query, memory, memory, fast_mode=True)
 
 
@@ -309,8 +310,8 @@ def test_mha_bad_inputs_name_the_shapes():
         mha(x, x, x, key_padding_mask=minigrad.zeros(2, 4, dtype=minigrad.bool_))
     with pytest.raises(ValueError, match=r"\(Tq, S\) = \(3, 3\)"):
         mha(x, x, x, attn_mask=minigrad.zeros(3, 4, dtype=minigrad.bool_))
-    with pytest.raises(TypeError, match="boolean.*float32"):
-        mha(x, x, x, attn_mask=minigrad.zeros(3, 3))
+    with pytest.raises(TypeError, match="boolean.*or floating.*int64"):
+        mha(x, x, x, attn_mask=minigrad.zeros(3, 3, dtype=minigrad.int64))
     with pytest.raises(ValueError, match=r"query \(\.\.\., 4\)"):
         mha(minigrad.randn(2, 3, 5), x, x)
 

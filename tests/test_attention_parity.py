@@ -40,7 +40,7 @@ def test_sdpa_matches_torch_with_inverted_bool_mask(device, tier):
     mask[..., 0] = False
     # PyTorch's F.scaled_dot_product_attention takes True = DOES attend; its MultiheadAttention, True = does not
     theirs = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=torch.tensor(~mask), scale=0.3)
-    ours = F.scaled_dot_product_attention(mq, mk, mv, minigrad.tensor(mask, device=device), scale=0.3)
+    ours = F.scaled_dot_product_attention(mq, mk, mv, mask=minigrad.tensor(mask, device=device), scale=0.3)
     g = rng.standard_normal(theirs.shape)
     theirs.backward(torch.tensor(g))
     ours.backward(minigrad.tensor(g, device=device))

@@ -111,8 +111,9 @@ def test_to_numpy_copies():
 # Files that work on the host by design: the backend itself, Tensor construction
 # from host data, gradcheck's bookkeeping, state dicts, file I/O, data and text
 # preparation, the lessons' instruments (eigenvalues of a host copy), and the
-# coursework grader.
-HOST_SIDE = {"backend.py", "tensor.py", "creation.py", "gradient_check.py", "finite_differences.py", "nn/module.py", "serialization.py", "instruments.py"}
+# coursework grader; dtype names, and multinomial's draws from the host generator.
+HOST_SIDE = {"backend.py", "tensor.py", "creation.py", "gradient_check.py", "finite_differences.py", "nn/module.py",
+             "serialization.py", "instruments.py", "dtypes.py", "sampling.py"}
 HOST_SIDE_DIRS = ("data/", "text/", "coursework/")
 
 

@@ -145,3 +145,25 @@ def test_embedding_files_with_errors_name_the_line(tmp_path):
         data.read_vectors(bad)
     with pytest.raises(FileNotFoundError):
         data.load_embeddings(tmp_path / "missing.txt", Vocab())
+
+
+def test_time_series_is_gerons_setup():
+    """Hands-On ML ch. 15: 10,000 series of 51 steps, naive forecast MSE about 0.020 on the validation rows."""
+    series = data.time_series(10000, n_steps=51, seed=0).numpy()[:, :, 0]
+    assert series.shape == (10000, 51) and series.dtype == np.float32
+    assert np.abs(series).max() <= 0.5 + 0.2 + 0.05
+    validation = series[7000:9000]
+    naive = np.mean((validation[:, -1] - validation[:, -2]) ** 2)
+    assert 0.018 < naive < 0.023, naive
+    np.testing.assert_array_equal(data.time_series(5, seed=1).numpy(), data.time_series(5, seed=1).numpy())
+    assert not np.array_equal(data.time_series(5, seed=1).numpy(), data.time_series(5, seed=2).numpy())
+
+
+def test_time_series_follows_the_formula():
+    rng = np.random.default_rng(4)
+    f1, f2, o1, o2 = rng.random((4, 3, 1))
+    noise = rng.random((3, 20))
+    t = np.linspace(0, 1, 20)
+    expected = (0.5 * np.sin((t - o1) * (f1 * 10 + 10)) + 0.2 * np.sin((t - o2) * (f2 * 20 + 20))
+                + 0.1 * (noise - 0.5))
+    np.testing.assert_allclose(data.time_series(3, n_steps=20, seed=4).numpy()[:, :, 0], expected, atol=1e-6)

@@ -120,3 +120,23 @@ def test_a_backward_returning_the_wrong_shape_is_named():
     x = leaf([1.0, 2.0])
     with pytest.raises(GraphError, match=r"Broken returned a gradient of shape \(\)"):
         Broken.apply(x).sum().backward()
+
+
+@pytest.mark.parametrize("returned", [1, 3])
+def test_a_backward_returning_too_few_or_too_many_gradients_is_named(returned):
+    class ScaleBy(minigrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, dout):
+            x, w = ctx.saved_tensors
+            grads = (dout * w, dout * x, None)
+            return grads[:returned]          # the weight's gradient forgotten (1) or one extra (3)
+
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    with pytest.raises(GraphError, match=rf"backward of ScaleBy returned {returned} gradient\(s\), "
+                                         r"but its forward takes 2 argument\(s\)"):
+        ScaleBy.apply(x, w).sum().backward()

@@ -15,6 +15,7 @@ import pytest
 from minigrad.cli import main
 from minigrad.coursework import grade as grade_with_limits, list_assignments, load_assignment, make_assignment
 from minigrad.coursework.diagnostics import diagnose_gradient, factor_text
+from minigrad.coursework.make import student_version
 
 ASSIGNMENTS = list_assignments()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,8 +77,7 @@ def test_the_public_tests_fail_on_student_versions_and_pass_on_references(tmp_pa
 def submission(tmp_path, name, *edits):
     """The reference of assignment ``name`` with text edits (old, new), written to tmp_path."""
     assignment = load_assignment(name)
-    with open(assignment.reference, encoding="utf-8") as f:
-        text = f.read()
+    text = student_version(assignment.reference, solutions=True)   # i11-content: library code inlined (rnn, lstm_gru)
     for old, new in edits:
         assert old in text, old
         text = text.replace(old, new)
@@ -87,7 +87,7 @@ def submission(tmp_path, name, *edits):
 
 
 def test_missing_recurrence_term_is_named(tmp_path):
-    path = submission(tmp_path, "rnn", ("rnn_step_backward(dh[:, t] + dprev_h,", "rnn_step_backward(dh[:, t],"))
+    path = submission(tmp_path, "rnn", ("rnn_step_backward(dh[t] + dh_next,", "rnn_step_backward(dh[t],"))
     results = by_name(grade(path, "rnn"))
     assert results["rnn_step"]["passed"]
     message = results["rnn_sequence"]["message"]
@@ -96,12 +96,13 @@ def test_missing_recurrence_term_is_named(tmp_path):
 
 
 def test_transposed_weight_gradient_is_named(tmp_path):
-    path = submission(tmp_path, "rnn", ("dWh = prev_h.T @ da", "dWh = da.T @ prev_h"),
-                      ("dWx = x.T @ da", "dWx = da.T @ x"))
+    # i11-content: the rnn assignment now uses the library's layout, w_ih (H, D), and its _weight_grads
+    path = submission(tmp_path, "rnn", ("dw_hh = da_h.T @ h_prev", "dw_hh = h_prev.T @ da_h"),
+                      ("dw_ih = da_x.T @ x", "dw_ih = x.T @ da_x"))
     result = grade(path, "rnn", only=["rnn_step"])[0]
     assert not result["passed"]
-    assert "dWh equals the transpose of the right gradient" in result["message"]
-    assert "dWx has shape (4, 5): it is the transpose of the right gradient" in result["message"]
+    assert "dw_hh equals the transpose of the right gradient" in result["message"]
+    assert "dw_ih has shape (5, 4): it is the transpose of the right gradient" in result["message"]
 
 
 def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
@@ -164,15 +165,17 @@ def test_checks_do_not_depend_on_their_order(tmp_path):
 
 
 def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
-    path = submission(tmp_path, "lstm_gru", ("dprev_c = dc * f", "dprev_c = dc"))
+    # i11-content: library names (dc_prev), a third check (gru_step_reset_before) and 3-point checks
+    path = submission(tmp_path, "lstm_gru", ("dc_prev = dc_total * f", "dc_prev = dc_total"))
     report = tmp_path / "results.json"
     assert main(["check", str(path), "--assignment", "lstm_gru", "--json", str(report)]) == 1
     out = capsys.readouterr().out
-    assert "lstm_step  pass     FAIL" in out and "gru_step   pass     pass" in out and "score: 2 / 4" in out
+    assert "lstm_step              pass     FAIL" in out and "gru_step               pass     pass" in out
     data = json.loads(report.read_text())
-    assert data["score"] == 2
-    assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [("lstm_step", 0, 2), ("gru_step", 2, 2)]
-    assert "dprev_c" in data["tests"][0]["output"]
+    assert data["score"] == 5      # lstm_step's forward is right: its forward point
+    assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [
+        ("lstm_step", 1, 3), ("gru_step", 3, 3), ("gru_step_reset_before", 1, 1)]
+    assert "dc_prev" in data["tests"][0]["output"]
     assert main(["check", str(load_assignment("lstm_gru").reference), "--assignment", "lstm_gru"]) == 0
 
 

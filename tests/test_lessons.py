@@ -51,7 +51,42 @@ def test_lesson_runs_in_quick_mode(path, tmp_path):
     assert "CHECK FAILED" not in output
     assert re.search(r"\d+ checks passed", output), f"{path.name} did not reach run.done():\n{output[-3000:]}"
     assert (tmp_path / "results.md").exists(), f"{path.name} printed no results table"
+    assert "Next: the exercises at the end of" in output, "the closing line points to the exercises"
+    assert list(tmp_path.glob("*.png")), f"{path.name} saved no figure"
     print(f"{path.name}: {seconds:.1f} s")
+
+
+def test_unknown_options_are_warned_about(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_DEVICE", "cpu")
+    run = lesson.setup("99_test", argv=["--quik", "--out", str(tmp_path), "extra"])
+    err = capsys.readouterr().err
+    assert "warning: unknown option --quik ignored (did you mean --quick?)" in err
+    assert "unexpected argument 'extra' ignored" in err
+    assert not run.quick
+
+
+def test_unknown_device_is_a_one_line_error(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "lessons" / "00_autograd.py"), "--device", "gpu",
+                             "--out", str(tmp_path)], cwd=ROOT, env=_environment(tmp_path),
+                            capture_output=True, text=True, timeout=HANG_LIMIT_S)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == ['minigrad lesson: unknown device "gpu": use "cpu" or "cuda"'], \
+        result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_device_can_fall_back(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINIGRAD_DEVICE", "cpu")
+    run = lesson.setup("99_test", argv=["--device", "gpu", "--out", str(tmp_path)], fallback_device="cpu")
+    assert run.device == "cpu" and "going on with 'cpu'" in capsys.readouterr().out
+
+
+def test_lessons_point_to_files_that_exist():
+    for path in LESSONS:
+        text = path.read_text()
+        assert "**Read the code.**" in text, f"{path.name} does not say which files to read"
+        for named in re.findall(r"minigrad/[\w/]+\.py", text):
+            assert (ROOT / named).exists(), f"{path.name} points to {named}, which does not exist"
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
@@ -60,7 +95,7 @@ def test_lesson_format(path):
     text = path.read_text()
     assert "# %% [markdown]" in text and "\n# %%\n" in text, "use Jupytext percent cells"
     assert "## Exercises" in text and "minigrad assignment list" in text
-    assert f'lesson.setup("{path.stem}")' in text, "the lesson's output folder must carry its file name"
+    assert f'lesson.setup("{path.stem}"' in text, "the lesson's output folder must carry its file name"
     private = re.findall(r"minigrad(?:\.\w+)*\._\w+|from minigrad[\w.]* import [^\n]*\b_\w+", text)
     assert not private, f"lessons use the public API only, found {private}"
 

@@ -143,7 +143,9 @@ def test_named_parameters_children_and_modules():
     assert [n for n, _ in block.named_modules()] == [
         "", "inner", "inner.0", "inner.1", "inner.2", "norm", "layers", "layers.0", "layers.1"]
     assert len(list(block.parameters())) == 8 and len(list(block.modules())) == 9
-    assert list(block.state_dict()) == [n for n, _ in block.named_parameters()] + ["count"]
+    assert list(block.state_dict()) == [                   # as PyTorch: a shared module under each name
+        "scale", "count", "inner.0.weight", "inner.0.bias", "inner.2.weight", "norm.weight", "norm.bias",
+        "layers.0.weight", "layers.0.bias", "shared.weight", "shared.bias"]
     assert block.num_parameters() == 3 + 12 + 9 + 6 + 12
 
 
@@ -348,7 +350,7 @@ def test_a_module_that_forgets_super_init_still_works():
     model = Forgetful()
     assert model.training and [n for n, _ in model.named_parameters()] == ["linear.weight", "linear.bias"]
     model.register_buffer("steps", minigrad.zeros(1))
-    assert list(model.state_dict()) == ["linear.weight", "linear.bias", "steps"]
+    assert list(model.state_dict()) == ["steps", "linear.weight", "linear.bias"]   # own tensors first, as torch
     assert Forgetful()._buffer_names == ()          # the class default is not shared and grown
     assert model.eval()(minigrad.ones(1, 2)).shape == (1, 2)
 

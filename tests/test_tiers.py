@@ -149,7 +149,7 @@ def _attention(q_shape, k_shape, v_shape, mask, dropout_p, return_weights, devic
     def run():
         q, k, v = (minigrad.randn(*s, dtype=f64, device=device, requires_grad=True) for s in (q_shape, k_shape, v_shape))
         m = None if mask is None else minigrad.tensor(mask, device=device)
-        result = F.scaled_dot_product_attention(q, k, v, m, dropout_p=dropout_p, return_weights=return_weights)
+        result = F.scaled_dot_product_attention(q, k, v, mask=m, dropout_p=dropout_p, return_weights=return_weights)
         results = result if return_weights else (result,)
         upstream = [minigrad.randn(*r.shape, dtype=f64, device=device) for r in results]
         sum((r * u).sum() for r, u in zip(results, upstream)).backward()

@@ -159,7 +159,7 @@ def test_causal_lm_trains():
     assert loss.item() < 0.1
 
 
-def test_generate_square_subsequent_mask_is_the_causal_mask():
+def test_generate_square_subsequent_mask_is_the_float_causal_mask_as_in_torch():
     mask = nn.Transformer.generate_square_subsequent_mask(4).numpy()
-    assert mask.dtype == bool
-    assert (mask == numpy.triu(numpy.ones((4, 4), dtype=bool), k=1)).all()
+    assert mask.dtype == numpy.float32
+    assert (mask == numpy.where(numpy.triu(numpy.ones((4, 4), dtype=bool), k=1), -numpy.inf, 0.0)).all()

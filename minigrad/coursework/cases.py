@@ -38,7 +38,7 @@ def make_inputs(check, case, rng):
             values.append(entry["value"])
         elif "causal" in entry:
             size = case[entry["causal"]]
-            values.append(numpy.tril(numpy.ones((size, size), dtype=bool)))   # True = may attend
+            values.append(~numpy.tril(numpy.ones((size, size), dtype=bool)))   # True = may not attend (blocked)
         else:
             shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
             values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))

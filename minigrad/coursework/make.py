@@ -20,7 +20,21 @@ Lines between ``# BEGIN HIDDEN`` and ``# END HIDDEN`` (hidden tests) are left
 out entirely, and so are files only the grader reads: ``checks.json``,
 ``__init__.py`` and any file whose name starts with ``hidden``.  The output
 depends only on the input text, so it is byte-identical from run to run.
+
+Where an assignment teaches what the library itself implements, the reference
+imports the library's own code instead of copying it, so the two cannot drift:
+
+    # BEGIN LIBRARY
+    from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
+    # END LIBRARY
+
+The grader runs the reference as it is (the import runs the library's code);
+``make`` replaces the block by the source of what it imports, with the helpers
+those functions call and the imports they need, then handles the solution
+markers inside it as in any other code.
 """
+import ast
+import importlib.util
 import os
 import re
 import shutil
@@ -30,6 +44,8 @@ END = re.compile(r"^\s*# END SOLUTION\s*$")
 HINT = re.compile(r"^\s*# HINT:\s?(.*)$")
 BEGIN_HIDDEN = re.compile(r"^\s*# BEGIN HIDDEN\s*$")
 END_HIDDEN = re.compile(r"^\s*# END HIDDEN\s*$")
+BEGIN_LIBRARY = re.compile(r"^# BEGIN LIBRARY\s*$")
+END_LIBRARY = re.compile(r"^# END LIBRARY\s*$")
 DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
 GRADER_ONLY = ("checks.json", "__init__.py")
 
@@ -106,18 +122,154 @@ def keep_solutions(text, filename="<text>"):
     return "\n".join(out) + "\n"
 
 
+def library_path(module):
+    """The source file of a minigrad module, e.g. "minigrad.functions.rnn_steps" -> .../rnn_steps.py."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise MarkerError(f"no Python source for the library module {module!r}")
+    return spec.origin
+
+
+def _top_level_definitions(tree):
+    """{name: the top-level statement that defines it}: def, class, or NAME = ... (a constant)."""
+    definitions = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definitions[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            definitions.update((t.id, node) for t in targets if isinstance(t, ast.Name))
+    return definitions
+
+
+def _closure(definitions, names, where):
+    """``names`` and every top-level definition they use, transitively (a set of names)."""
+    needed, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        if name not in definitions:
+            raise MarkerError(f"{where} defines no function, class or constant {name!r} at its top level")
+        needed.add(name)
+        todo += [n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name) and n.id in definitions]
+    return needed
+
+
+def _imports_used(tree, package, used):
+    """The module's import lines that bind a name in ``used``, made absolute ("from .. import backend" ->
+    "from minigrad import backend"), keeping only those names."""
+    lines = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            source = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+            names = [a for a in node.names if (a.asname or a.name) in used]
+            line = f"from {source} import "
+        elif isinstance(node, ast.Import):
+            names = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
+            line = "import "
+        else:
+            continue
+        if names:
+            lines.append(line + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names))
+    return lines
+
+
+def _library_source(imports, filename, number, present):
+    """The source of the definitions ``imports`` (``from minigrad.x import a, b`` lines) names.
+
+    Adds the module-level functions, classes and constants those definitions use
+    (transitively) and the library's own imports they need, unless already ``present``.
+    """
+    try:
+        statements = ast.parse(imports).body
+    except SyntaxError as error:
+        raise MarkerError(f"{filename}:{number}: a LIBRARY block holds only imports ({error.msg})")
+    out = []
+    for statement in statements:
+        if not isinstance(statement, ast.ImportFrom) or statement.level or not statement.module.startswith("minigrad."):
+            raise MarkerError(f"{filename}:{number}: a LIBRARY block holds only 'from minigrad.<module> import ...' lines")
+        path = library_path(statement.module)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        lines, tree = text.splitlines(), ast.parse(text)
+        definitions = _top_level_definitions(tree)
+        needed = _closure(definitions, [alias.name for alias in statement.names],
+                          f"{filename}:{number}: {statement.module}")
+        used = {n.id for name in needed for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)}
+        package = statement.module.rpartition(".")[0]
+        relative = os.path.relpath(path, os.path.dirname(os.path.dirname(library_path("minigrad"))))
+        out += ["", "", f"# ----- from {relative.replace(os.sep, '/')}, minigrad's own code (the same file the library runs)"]
+        out += [line for line in _imports_used(tree, package, used) if line not in present and line not in out]
+        copied = {id(definitions[name]) for name in needed}
+        for node in tree.body:
+            if id(node) in copied:
+                start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+                end = node.end_lineno      # the body's last statement; a closing "# END SOLUTION" may follow
+                while end < len(lines) and lines[end].strip().startswith("#") \
+                        and len(lines[end]) - len(lines[end].lstrip()) > node.col_offset:
+                    end += 1
+                out += ["", ""] + lines[start - 1:end]
+        out += ["", "", "# ----- end of the library's code"]
+    return out
+
+
+def expand_library(text, filename="<text>"):
+    """``text`` with each ``# BEGIN LIBRARY`` block replaced by the source it imports (see the module docstring)."""
+    out, block = [], None       # block: (line number, the import lines)
+    present = set(text.splitlines())
+    for number, line in enumerate(text.splitlines(), start=1):
+        if block is not None:
+            if BEGIN_LIBRARY.match(line):
+                raise MarkerError(f"{filename}:{number}: a LIBRARY block starts inside the one of line {block[0]}")
+            if END_LIBRARY.match(line):
+                while out and not out[-1].strip():
+                    out.pop()
+                out += _library_source("\n".join(block[1]), filename, block[0], present)
+                block = None
+            else:
+                block[1].append(line)
+        elif BEGIN_LIBRARY.match(line):
+            block = (number, [])
+        elif END_LIBRARY.match(line):
+            raise MarkerError(f"{filename}:{number}: # END LIBRARY without its BEGIN")
+        else:
+            out.append(line)
+    if block is not None:
+        raise MarkerError(f"{filename}:{block[0]}: # BEGIN LIBRARY is never closed by # END LIBRARY")
+    return "\n".join(out) + "\n"
+
+
 def is_student_file(name):
     """Whether a file of an assignment folder goes to students (grader-only files do not)."""
     return name not in GRADER_ONLY and not name.startswith("hidden") and not name.endswith((".pyc", ".pyo"))
 
 
-def make_assignment(source, out, solutions=False):
+def student_version(path, solutions=False):
+    """The text students get for the Python file ``path`` (LIBRARY blocks expanded, solutions out or kept)."""
+    with open(path, encoding="utf-8") as f:
+        text = expand_library(f.read(), os.path.basename(path))
+    name = os.path.basename(path)
+    return keep_solutions(text, name) if solutions else strip_solutions(text, name)
+
+
+def make_assignment(source, out, solutions=False, force=False):
     """Write the student version of the assignment folder ``source`` into ``out``.
 
     Python files lose their solution blocks (or only the markers, with
     ``solutions=True``); other student files are copied byte for byte.
+    An ``out`` that exists and is not empty is an error unless ``force``
+    (then the files written replace those of the same name; nothing else is touched).
     Returns the list of written paths, sorted.
     """
+    if os.path.isdir(out) and os.path.samefile(out, source):
+        raise FileExistsError(f"{out} is the assignment's own folder: write the student version somewhere else")
+    if os.path.isdir(out) and os.listdir(out) and not force:
+        raise FileExistsError(f"{out} already exists and is not empty: minigrad assignment make does not "
+                              "overwrite it. Choose a new folder, or pass --force (force=True) to replace "
+                              "the files it writes there")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise FileExistsError(f"{out} exists and is a file, not a folder: choose a folder to write the assignment into")
     os.makedirs(out, exist_ok=True)
     written = []
     for name in sorted(os.listdir(source)):
@@ -126,9 +278,7 @@ def make_assignment(source, out, solutions=False):
             continue
         target = os.path.join(out, name)
         if name.endswith(".py"):
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            text = keep_solutions(text, name) if solutions else strip_solutions(text, name)
+            text = student_version(path, solutions)
             with open(target, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
         else:

@@ -1,6 +1,7 @@
 """Generated datasets: small, offline, and the same for the same seed.
 
     sine_waves        sums of two sine waves plus noise, as 50-step forecasting windows
+    time_series       Geron's series (Hands-On Machine Learning, ch. 15), the course slides' forecasting data
     adding_problem    the long-range memory test of Hochreiter and Schmidhuber (1997)
     copy_task / reverse_task   symbol sequences and their copies / reversals
     dates             "Saturday, 3 March 1999" -> "1999-03-03", a translation with clear alignments
@@ -41,6 +42,26 @@ def sine_waves(n_series, steps=50, horizon=1, noise=0.05, seed=0, device=None):
     clean = (amplitude * numpy.sin(frequency * t[:, None, :] + phase)).sum(axis=1)  # (n, steps + horizon)
     noisy = clean[:, :steps] + noise * rng.standard_normal((n_series, steps))
     return _tensor(noisy[:, :, None], device), _tensor(clean[:, steps:], device)
+
+
+def time_series(n_series, n_steps=51, seed=0, device=None):
+    """The series of Aurelien Geron's *Hands-On Machine Learning*, 2nd ed. (2019), ch. 15
+    (``generate_time_series`` in the book's notebook), the data of the course slides:
+
+        x(t) = 0.5 sin((t - o1)(10 f1 + 10)) + 0.2 sin((t - o2)(20 f2 + 20)) + 0.1 (u - 0.5)
+
+    with t = linspace(0, 1, n_steps); f1, f2, o1, o2 uniform in [0, 1) per series
+    and u uniform in [0, 1) per step.  Returns (n_series, n_steps, 1).  The book
+    draws 10,000 series of 51 steps: the first 50 are the input, the 51st the
+    target; 7,000 train, 2,000 validation, 1,000 test.
+    """
+    rng = numpy.random.default_rng(seed)
+    frequency1, frequency2, offset1, offset2 = rng.random((4, n_series, 1))     # each (n, 1)
+    t = numpy.linspace(0, 1, n_steps)                                           # (n_steps,)
+    series = 0.5 * numpy.sin((t - offset1) * (frequency1 * 10 + 10))            # wave 1
+    series += 0.2 * numpy.sin((t - offset2) * (frequency2 * 20 + 20))           # + wave 2
+    series += 0.1 * (rng.random((n_series, n_steps)) - 0.5)                     # + noise
+    return _tensor(series[:, :, None], device)
 
 
 def adding_problem(n_examples, length=50, seed=0, device=None):

@@ -29,15 +29,19 @@ from .attention import ScaledDotProductAttention
 from .attention_fast import FastScaledDotProductAttention
 from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
-from .elementwise import Abs, Exp, Log, ReLU, Sigmoid, Tanh
+from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Sigmoid, Sin, Tanh
 from .embedding import Embedding
+from .gather import Gather, Scatter
 from .gelu import GELU
+from .indexing import SetItem
 from .linalg import Linear, MatMul
-from .losses import BCEWithLogits, CrossEntropy, NLLLoss
+from .losses import BCEWithLogits, BinaryCrossEntropy, CrossEntropy, NLLLoss
+from .norm import Norm
 from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum
 from .rnn import GRUFunction, LSTMFunction, RNNFunction
 from .rnn_fast import FastGRUFunction, FastLSTMFunction, FastRNNFunction
+from .scan import CumSum, Flip
 from .selection import MaskedFill, Where
 from .shape import Cat, Expand, GetItem, Permute, Reshape, Split, Stack
 from .softmax import LogSoftmax, Softmax

@@ -77,7 +77,7 @@ def softmax_over_keys(xp, scores):
     row_max = xp.where(row_max == -xp.inf, 0, row_max)          # all keys masked: exp(-inf) = 0 below
     e = xp.exp(scores - row_max)
     total = e.sum(axis=-1, keepdims=True)
-    return e / xp.where(total == 0, 1, total)
+    return e * (1 / xp.where(total == 0, 1, total))
 
 
 class ScaledDotProductAttention(Function):
@@ -95,7 +95,7 @@ class ScaledDotProductAttention(Function):
         if not 0.0 <= dropout_p < 1.0:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
         xp = backend.array_module(q, k, v, mask)
-        scores = (q @ xp.swapaxes(k, -1, -2)) * scale                # S  (..., Tq, Tk)
+        scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # S = Q K^T scale  (..., Tq, Tk)
         if mask is not None:
             scores = xp.where(mask, -xp.inf, scores)
         weights = softmax_over_keys(xp, scores)                     # P

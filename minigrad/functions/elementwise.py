@@ -1,6 +1,6 @@
 """Elementwise functions and activations.  Any shape; dL/dx = dL/dy * dy/dx."""
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, unbroadcast
 
 
 def _require_float(name, x):
@@ -105,3 +105,99 @@ class Abs(Function):
     def backward(ctx, dout):
         (sign,) = ctx.saved_tensors
         return (dout * sign,)              # dy/dx = sign(x)
+
+
+class Sin(Function):
+    """y = sin(x).   dy/dx = cos(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("sin", x)
+        ctx.save_for_backward(x)
+        return backend.array_module(x).sin(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return (dout * backend.array_module(x).cos(x),)    # dy/dx = cos(x)
+
+
+class Cos(Function):
+    """y = cos(x).   dy/dx = -sin(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _require_float("cos", x)
+        ctx.save_for_backward(x)
+        return backend.array_module(x).cos(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return (-dout * backend.array_module(x).sin(x),)   # dy/dx = -sin(x)
+
+
+class Clamp(Function):
+    """y = min(max(x, low), high)  (low or high may be None).
+
+    dy/dx = 1 where low <= x <= high, else 0 (1 at the bounds themselves, as PyTorch).
+    """
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        if low is None and high is None:
+            raise ValueError("clamp: give at least one of min and max")
+        xp = backend.array_module(x)
+        inside = xp.ones(x.shape, dtype=bool)
+        y = x
+        if low is not None:
+            inside &= x >= low
+            y = xp.maximum(y, xp.asarray(low, dtype=x.dtype))
+        if high is not None:
+            inside &= x <= high
+            y = xp.minimum(y, xp.asarray(high, dtype=x.dtype))
+        ctx.save_for_backward(inside)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (inside,) = ctx.saved_tensors
+        return dout * inside, None, None                   # dy/dx = [low <= x <= high]
+
+
+class Maximum(Function):
+    """y = max(a, b) elementwise (broadcasting).   dy/da = [a > b] + [a = b] / 2,   dy/db = [b > a] + [a = b] / 2
+
+    (a tie splits the gradient evenly, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = backend.array_module(a, b)
+        ctx.save_for_backward(a, b)
+        return xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        share_a = (a > b) + 0.5 * (a == b)                 # dy/da; dy/db = 1 - dy/da
+        da = unbroadcast(dout * share_a, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dout * (1 - share_a), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+class Minimum(Function):
+    """y = min(a, b) elementwise (broadcasting).   dy/da = [a < b] + [a = b] / 2,   dy/db = [b < a] + [a = b] / 2."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = backend.array_module(a, b)
+        ctx.save_for_backward(a, b)
+        return xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, b = ctx.saved_tensors
+        share_a = (a < b) + 0.5 * (a == b)                 # dy/da; dy/db = 1 - dy/da
+        da = unbroadcast(dout * share_a, a.shape) if ctx.needs_input_grad[0] else None
+        db = unbroadcast(dout * (1 - share_a), b.shape) if ctx.needs_input_grad[1] else None
+        return da, db

@@ -171,3 +171,49 @@ class BCEWithLogits(Function):
         dx = (s - y) * scale if ctx.needs_input_grad[0] else None     # sigmoid(x) - y
         dy = -x * scale if ctx.needs_input_grad[1] else None          # -x
         return dx, dy, None
+
+
+_EPSILON = 9.999999960041972e-13      # PyTorch's 1e-12 floor for p (1 - p), a float32 constant there
+
+
+class BinaryCrossEntropy(Function):
+    """Binary cross entropy from probabilities p in [0, 1] and targets t in [0, 1]:
+
+        loss = -(t log p + (1 - t) log(1 - p)),  each log clamped at -100 (as PyTorch, so p = 0 or 1 is finite)
+        dloss/dp = (p - t) / max(p (1 - p), 1e-12),   dloss/dt = log(1 - p) - log(p)   (not clamped, as torch)
+    """
+
+    @staticmethod
+    def forward(ctx, p, t, reduction):
+        if tuple(p.shape) != tuple(t.shape):
+            raise ValueError(f"binary_cross_entropy: input {tuple(p.shape)} and target {tuple(t.shape)} "
+                             "must have the same shape")
+        xp = backend.array_module(p, t)
+        if p.size and (bool((p < 0).any()) or bool((p > 1).any())):
+            raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1] "
+                             "(apply sigmoid first, or use binary_cross_entropy_with_logits on the logits)")
+        log_p = xp.maximum(_quiet(xp, xp.log, p), -100)                # log p, at least -100
+        log_q = xp.maximum(_quiet(xp, xp.log1p, -p), -100)            # log(1 - p), at least -100
+        ctx.save_for_backward(p, t)
+        ctx.reduction, ctx.count = reduction, p.size
+        return _reduce(xp, -(t * log_p + (1 - t) * log_q), reduction, p.size)
+
+    @staticmethod
+    def backward(ctx, dout):
+        p, t = ctx.saved_tensors
+        xp = backend.array_module(p)
+        scale = dout / ctx.count if ctx.reduction == "mean" else dout
+        dp = dt = None
+        if ctx.needs_input_grad[0]:
+            dp = (p - t) / xp.maximum(p * (1 - p), _EPSILON) * scale    # (p - t) / (p (1 - p))
+        if ctx.needs_input_grad[1]:
+            dt = (_quiet(xp, xp.log1p, -p) - _quiet(xp, xp.log, p)) * scale    # log(1 - p) - log p
+        return dp, dt, None
+
+
+def _quiet(xp, log, values):
+    """log(values) with log(0) = -inf and no NumPy divide-by-zero warning (CuPy never warns)."""
+    if not hasattr(xp, "errstate"):
+        return log(values)
+    with xp.errstate(divide="ignore"):
+        return log(values)

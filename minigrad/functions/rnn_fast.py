@@ -1,53 +1,69 @@
-"""Whole sequences through an RNN, an LSTM and a GRU: one layer, one direction,
-with the backward through time written by hand.
+"""RNN, LSTM and GRU over whole sequences: the FAST tier.  Read rnn.py first.
 
-The equations are those of ``rnn_steps.py`` (read that file first); here they
-run over all T steps inside ONE autograd Function, so the graph has one node
-per layer and direction instead of dozens per step, and the work is arranged
-for speed:
+Same Functions, same arguments, same numbers as the reference ``rnn.py`` (the
+tests in tests/test_tiers.py prove it for every option); the nn layers run
+these.  Each block below names the lines of the reference it speeds up.  Only
+what a same-process A/B showed worth >= 3% on the benchmark it targets is kept
+(benchmarks/bench_rnn.py sizes: in 128, hidden 256, batch 64, T = 50 / 200;
+"tiny": in 8, hidden 8, batch 1, T = 50; the measured cost of the plain code
+in brackets):
 
-  forward   the input projection x W_ih^T + b for all T steps is one matmul
-            (with the bias trick: [x, 1] [W_ih, b]^T, so the bias costs no pass);
-            the loop adds h_{t-1} W_hh^T to a step's gate pre-activations, all
-            G gates of the step in one buffer, and activates them; it keeps
-            only what the backward needs (gates, states: O(T N H)).
-  backward  the local derivatives of the gates (sigma', tanh', ...) depend
-            only on the forward's values, so they are computed for many steps
-            at once (all T in the RNN; in the LSTM and GRU a cache-sized run
-            of steps, just before the loop reaches it); the loop, in reverse,
-            multiplies them by the gradient carried from step t+1 (dh, and the
-            LSTM's dc).  After the loop the weight and bias gradients are ONE
-            matmul over all stacked steps, dA^T [x, h_{t-1}, 1] (the GRU: one
-            per projection, as its n rows see a different input).
+  1. Gate-major storage (LSTM, GRU).  The reference keeps a step's gates as
+     column slices of an (N, 4H) array; here all steps' gates are one
+     (n_gates, T, N, H) array, gate index first, so gate k of step t, G[k, t],
+     is a contiguous (N, H) block and G[:, t] the whole step, (n_gates, N, H).
+     Gate arithmetic on contiguous blocks is 3-5x cheaper than on strided
+     column slices.  The projections are computed per gate, x W_ih,k^T, in one
+     batched matmul over k.  (Replaces reference lines `a = xw[t] + h @ w_hh.T`
+     and `i, f, g, o = (gates[t, :, k * H:(k + 1) * H] ...)`.)
+  2. One tanh for all gates of a step (LSTM, GRU's r and z):
+     sigma(a) = (1 + tanh(a / 2)) / 2 (rnn_steps.sigmoid), so with the sigmoid
+     gates' weight rows halved once (exact in floating point), one tanh over the
+     (4, N, H) step buffer, a multiply and an add activate all four gates.
+     (Replaces the four lines `i = sigmoid(...)` ... `o = sigmoid(...)`; plain:
+     tiny LSTM +30%; halving the gates each step instead of the weights once:
+     tiny LSTM forward +4%, GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)
+  3. Local derivatives a run of steps at a time (LSTM, GRU; all T for the RNN).
+     The slopes (sigma', tanh', and the factors next to dc and dh) depend only
+     on the forward's values, so they are computed before the loop for a
+     cache-sized run of steps (``_step_runs``), and the loop only multiplies
+     them by the carried gradient.  (Replaces the `da = [dc g i(1 - i), ...]`
+     lines of the reference's backward loop; one run for all T: +10-20% at T = 200.)
+  4. dA written over the gate array (LSTM, GRU).  The gates are needed only
+     until their slopes are computed, so dA takes their memory instead of a new
+     (n_gates, T, N, H) array, unless the graph is kept for another backward
+     (``ctx.retain_graph``).  (Replaces `dA = xp.empty_like(gates)`; plain:
+     +10-22% at T = 50 and 200, and one more 4TNH array in memory.)
+  5. The LSTM recomputes tanh(c_t) in the backward instead of storing it
+     (LSTM T = 200 extra memory 146 -> 107 MiB).
+  6. States in one (T + 1, N, H) array ``hs``: step t reads hs[t] and writes
+     hs[t + 1] (reverse: reads hs[t + 1], writes hs[t]), so the outputs and the
+     states the backward needs are views, not copies; the recurrent weights are
+     made contiguous once (a faster gemm operand).
+  7. The bias trick: [x, 1] [W_ih, b]^T = x W_ih^T + b, so the input projection
+     adds the biases inside its matmul, and [dW_ih, db] = dA^T [x, 1] gets the
+     bias gradient from the same matmul as the weight's (the ones column sums
+     dA).  (Replaces `xw = xw + b` in ``_input_projection`` and the sums in
+     ``_sequence_grads``; plain: GRU forward +9%, LSTM T = 50 and 200 +3-5%.)
+  8. ``out=`` where a plain expression would allocate a fresh T-sized array
+     (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
+     steps of the LSTM and GRU, where each is one NumPy call fewer than the
+     expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
 
-Gate-major storage: where ``rnn_steps.py`` holds a step's pre-activations in
-an (N, 4H) array [a_i, a_f, a_g, a_o], here all steps' gates are one
-(G, T, N, H) array, gate index first: G[k, t] is gate k at step t, an (N, H)
-block of contiguous memory, and G[:, t] is the whole step, (G, N, H).  The
-gate arithmetic (f * c, i * g, o * tanh(c), and their derivatives) then runs
-over contiguous blocks instead of strided column slices, and each projection
-is computed per gate, x W_ih,k^T (W_ih,k: rows kH..(k+1)H of W_ih), in one
-batched matmul over k.
+Returned to plain code after an A/B showed < 3% on its benchmark: one merged
+weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
+2% slower), the slopes computed into scratch buffers written over the gates
+(named temporaries now), chains of ``out=`` ufunc calls in the backward loops
+(equal within 1-2%).  Tried and not kept: the LSTM's dh_{t-1} = da W_hh as one
+matmul of da seen as (N, 4H) rows instead of one per gate and a sum (tiny LSTM
+-6%, but batch 8, hidden 256: +20%).
 
-Memory: the LSTM's and the GRU's backward write dA over the gate array G
-(which they keep for the backward anyway) once its values are used, instead
-of allocating a new (G, T, N, H) array, unless the graph is kept for another
-backward (``ctx.retain_graph``).  The LSTM recomputes tanh(c_t) in the
-backward rather than keep it.
+The file is longer than the ~400 lines of the others because it holds the
+three Functions next to the list of blocks above that explains them.
 
-Shapes: x (T, N, D) time-major, h0 / c0 (N, H), w_ih (G*H, D), w_hh (G*H, H),
-biases (G*H,) or None; G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n).
-
-States live in one (T + 1, N, H) array ``hs``.  Going forward, step t reads
-hs[t] and writes hs[t + 1]; with ``reverse=True`` (the backward direction of
-a bidirectional layer) the loop runs t = T-1, ..., 0, step t reads hs[t + 1]
-and writes hs[t].  Either way the outputs are a slice of ``hs``.
-
-Variable lengths: ``mask`` (T, N, 1) is True where step t belongs to sequence
-n.  A padded step keeps the state it received and outputs zero, so h_n is each
-sequence's state at its own last step, and the reverse direction (which meets
-the padding first) starts from h0 at each sequence's own end.  Its gradients
-are zero.
+Variable lengths: ``mask`` (T, N, 1) as in rnn.py.  A padded step keeps its
+state (copied with ``where``), outputs zero, and in the backward its slopes are
+zero and the carried gradient passes through.
 """
 from .. import backend
 from ..autograd import Function
@@ -55,19 +71,16 @@ from .rnn import check_shapes
 
 
 def _steps(T, reverse):
-    """(t, index of the state read, index of the state written) in processing order."""
+    """(t, index in hs of the state read, index of the state written) in processing order."""
     if reverse:
         return [(t, t + 1, t) for t in range(T - 1, -1, -1)]
     return [(t, t, t + 1) for t in range(T)]
 
 
 def _new_states(xp, h0, T, N, H, dtype, reverse):
+    """The (T + 1, N, H) state array, h0 (or zeros) at the end the loop starts from."""
     hs = xp.empty((T + 1, N, H), dtype=dtype)
-    first = T if reverse else 0
-    if h0 is None:
-        hs[first] = 0
-    else:
-        hs[first] = h0
+    hs[T if reverse else 0] = 0 if h0 is None else h0
     return hs
 
 
@@ -78,105 +91,81 @@ def _outputs(hs, reverse):
     return hs[1:], hs[:-1], hs[-1]
 
 
-def _with_ones(xp, *parts):
-    """[parts..., 1]: (T, N, D_k) arrays side by side, then a column of ones, as rows (T*N, sum D_k + 1).
+def _with_ones(xp, x):
+    """[x, 1]: (T, N, D) -> rows (T*N, D + 1) with a column of ones (the bias trick).
 
-    The bias trick: [x, 1] [W, b]^T = x W^T + b, and [dW, db] = dA^T [x, 1] (the ones sum dA).
-    """
-    T, N = parts[0].shape[:2]
-    out = xp.empty((T, N, sum(p.shape[2] for p in parts) + 1), dtype=parts[0].dtype)
-    start = 0
-    for p in parts:
-        out[..., start:start + p.shape[2]] = p
-        start += p.shape[2]
-    out[..., -1] = 1
-    return out.reshape(T * N, start + 1)
-
-
-def _bias(*biases):
-    """The sum of the biases that are not None (both add to the same pre-activation), or None."""
-    biases = [b for b in biases if b is not None]
-    return sum(biases[1:], biases[0]) if biases else None
-
-
-def _input_projection(xp, x, w_ih, bias, gates):
-    """x W_ih^T + bias for all T steps, gate-major: (T, N, D) -> (G, T, N, H), ONE matmul.
-
-    Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih), so each gate
-    of each step is a contiguous (N, H) array and the gate arithmetic runs over contiguous
-    memory.  With a bias it is [x, 1] [W_ih, bias]^T: the bias needs no pass of its own.
+    [x, 1] [W, b]^T = x W^T + b, so the bias costs no pass of its own in the
+    projection, and [dW, db] = dA^T [x, 1]: the ones column sums dA.
     """
     T, N, D = x.shape
-    H = w_ih.shape[0] // gates
-    if bias is None:
-        x = x.reshape(T * N, D)
+    ones = xp.empty((T * N, D + 1), dtype=x.dtype)
+    ones[:, :D] = x.reshape(T * N, D)
+    ones[:, D] = 1
+    return ones
+
+
+def _input_projection(xp, x, w_ih, biases, n_gates):
+    """x W_ih^T + biases for all T steps, gate-major: (T, N, D) -> (n_gates, T, N, H), ONE matmul.
+
+    Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih).  With
+    biases it is [x, 1] [W_ih, b]^T (block 7).
+    """
+    T, N, D = x.shape
+    H = w_ih.shape[0] // n_gates
+    biases = [b for b in biases if b is not None]
+    if biases:
+        x = _with_ones(xp, x)
+        w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
     else:
-        x, w_ih = _with_ones(xp, x), xp.concatenate([w_ih, bias[:, None]], axis=1)
-    w_k_T = w_ih.reshape(gates, H, w_ih.shape[1]).transpose(0, 2, 1)   # (G, D[+1], H): W_ih,k^T
-    return xp.matmul(x, w_k_T).reshape(gates, T, N, H)
+        x = x.reshape(T * N, D)
+    w_k_T = w_ih.reshape(n_gates, H, w_ih.shape[1]).transpose(0, 2, 1)  # (n_gates, D[+1], H): W_ih,k^T
+    return xp.matmul(x, w_k_T).reshape(n_gates, T, N, H)
 
 
 def _gate_blocks_T(xp, w):
-    """(G*H, H) recurrent weights -> (G, H, H), block k = W_k^T, contiguous (a fast gemm operand)."""
+    """(n_gates*H, H) recurrent weights -> (n_gates, H, H), block k = W_k^T, contiguous."""
     H = w.shape[1]
     return xp.ascontiguousarray(w.reshape(-1, H, H).transpose(0, 2, 1))
 
 
 def _input_grad(xp, dA, w_ih):
-    """dx = dA W_ih = sum_k dA_k W_ih,k, for dA (G, T, N, H) gate-major: -> (T, N, D)."""
-    gates, T, N, H = dA.shape
-    dA = dA.reshape(gates, T * N, H)
-    w_ih_k = w_ih.reshape(gates, H, w_ih.shape[1])             # W_ih,k: gate k's rows
-    dx = dA[0] @ w_ih_k[0]                                     # (T*N, D)
-    term = xp.empty_like(dx)
-    for k in range(1, gates):
-        dx += xp.matmul(dA[k], w_ih_k[k], out=term)
-    return dx.reshape(T, N, w_ih.shape[1])
+    """dx = dA W_ih = sum_k dA_k W_ih,k for dA (n_gates, T*N, H) gate-major -> (T*N, D).
+
+    Accumulated one gate at a time: a matmul over all gates at once and its sum
+    would hold an (n_gates, T*N, D) temporary (LSTM T = 50 8% slower).
+    """
+    n_gates, _, H = dA.shape
+    w_ih_k = w_ih.reshape(n_gates, H, w_ih.shape[1])                   # W_ih,k: gate k's rows
+    dx = dA[0] @ w_ih_k[0]
+    for k in range(1, n_gates):
+        dx += dA[k] @ w_ih_k[k]
+    return dx
 
 
 def _projection_grads(ctx, dA, x, h_prev, w_ih, first):
-    """The gradients of the projections of an RNN or LSTM, over all T steps stacked:
+    """dx and the weight and bias gradients of an RNN or LSTM from dA (n_gates, T, N, H).
 
-        dx = sum_k dA_k W_ih,k,     [dW_ih, dW_hh, db]_k = dA_k^T [x, h_prev, 1]   (ONE matmul)
-        db_ih = db_hh = db   (both biases add to the same pre-activation)
-
-    dA (G, T, N, H) holds dL/d(pre-activation) gate-major, dA_k its gate k; ``first`` is the
-    position of w_ih among the forward's arguments.  Returns (dx, dw_ih, dw_hh, db_ih, db_hh),
-    None where no gradient is needed.  (With one gate, the RNN's, copying [x, h_prev, 1]
-    together costs more than the one matmul saves: it takes dA^T x, dA^T h_prev, sum dA.)
+    The reference's ``_sequence_grads``, gate-major: over all T*N rows stacked,
+    dx = sum_k dA_k W_ih,k,  [dW_ih,k, db_k] = dA_k^T [X, 1],  dW_hh,k = dA_k^T H_prev.
+    ``first`` is the position of w_ih among the forward's arguments.  Returns
+    (dx, dw_ih, dw_hh, db_ih, db_hh), None where no gradient is needed.
     """
     xp = backend.array_module(dA)
-    gates, T, N, H = dA.shape
+    n_gates, T, N, H = dA.shape
     D = x.shape[2]
     need = ctx.needs_input_grad
-    dx = _input_grad(xp, dA, w_ih) if need[0] else None
+    dA = dA.reshape(n_gates, T * N, H)
+    dx = _input_grad(xp, dA, w_ih).reshape(T, N, D) if need[0] else None
     if not any(need[first:first + 4]):
         return dx, None, None, None, None
-    dA = dA.reshape(gates, T * N, H)
-    if gates == 1:
-        dw_ih, dw_hh = dA[0].T @ x.reshape(T * N, D), dA[0].T @ h_prev.reshape(T * N, H)
-        db = dA[0].sum(axis=0)
-    else:
-        grads = xp.matmul(dA.transpose(0, 2, 1), _with_ones(xp, x, h_prev))   # (G, H, D + H + 1)
-        grads = grads.reshape(gates * H, D + H + 1)
-        dw_ih, dw_hh, db = grads[:, :D], grads[:, D:-1], grads[:, -1]
+    dA_T = dA.transpose(0, 2, 1)                                        # (n_gates, H, T*N)
+    grads_ih = xp.matmul(dA_T, _with_ones(xp, x)).reshape(n_gates * H, D + 1)   # [dW_ih, db], block 7
+    dw_ih = grads_ih[:, :D] if need[first] else None
+    db = grads_ih[:, D]
+    dw_hh = xp.matmul(dA_T, h_prev.reshape(T * N, H)).reshape(n_gates * H, H) if need[first + 1] else None
     db_ih = db if need[first + 2] else None
     db_hh = db.copy() if need[first + 3] else None
     return dx, dw_ih, dw_hh, db_ih, db_hh
-
-
-def _sigma_slope(xp, s, out):
-    """sigma'(a) = s (1 - s) from s = sigma(a), written into ``out`` (returned)."""
-    xp.subtract(1, s, out=out)
-    out *= s
-    return out
-
-
-def _tanh_slope(xp, y, out):
-    """tanh'(a) = 1 - y^2 from y = tanh(a), written into ``out`` (returned)."""
-    xp.multiply(y, y, out=out)
-    xp.subtract(1, out, out=out)
-    return out
 
 
 def _float_mask(mask, dtype):
@@ -188,10 +177,9 @@ def _float_mask(mask, dtype):
 def _step_runs(steps, N, H, elements=1 << 15):
     """Split the steps (in processing order) into runs of consecutive t, each (lo, hi, run).
 
-    A run holds about ``elements`` values per gate (steps x N x H): its slices of the
-    (T, N, 4H) arrays fit in cache, so the backward computes a run's local derivatives
-    together (few NumPy calls) and uses them while they are still in cache, instead of
-    streaming megabytes through memory twice.  A small model has one run: all T steps.
+    A run holds about ``elements`` values per gate (steps x N x H), so its slices
+    fit in cache: the backward computes a run's slopes together and uses them
+    while they are still in cache.  A small model has one run: all T steps.
     """
     size = max(1, elements // (N * H))
     for start in range(0, len(steps), size):
@@ -203,16 +191,7 @@ def _step_runs(steps, N, H, elements=1 << 15):
 # --------------------------------------------------------------------------- RNN
 
 class FastRNNFunction(Function):
-    """h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)  (or relu), for t = 1..T.
-
-    forward(x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity) -> (output (T, N, H), h_n (N, H))
-
-    Backward, carrying dh from step t+1 into step t:
-        dh    = dout_t + dh_next
-        da_t  = dh * f'(a_t)           f' = 1 - h_t^2 (tanh) or [h_t > 0] (relu)
-        dh_next = da_t W_hh
-    and after the loop dW_ih = dA^T X, dW_hh = dA^T H_prev, db = sum dA over all steps.
-    """
+    """The reference's RNNFunction (same arguments and results), fast: see the module docstring."""
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity):
@@ -220,18 +199,18 @@ class FastRNNFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        A = _input_projection(xp, x, w_ih, _bias(b_ih, b_hh), 1)[0]   # (T, N, H)
-        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
-        w_hh_T = xp.ascontiguousarray(w_hh.T)                 # a contiguous B operand: faster gemm
+        xw = _input_projection(xp, x, w_ih, (b_ih, b_hh), 1)[0]       # (T, N, H), all steps
+        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
+        w_hh_T = xp.ascontiguousarray(w_hh.T)
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
-            xp.matmul(hs[prev], w_hh_T, out=h)                 # h_{t-1} W_hh^T
-            h += A[t]
+            xp.matmul(hs[prev], w_hh_T, out=h)                         # a = h_{t-1} W_hh^T
+            h += xw[t]                                                 #   + x_t W_ih^T + b
             if nonlinearity == "tanh":
                 xp.tanh(h, out=h)
             else:
                 xp.maximum(h, 0, out=h)
-            if mask is not None:                               # padded: keep the state
+            if mask is not None:                                       # padded: keep the state
                 xp.copyto(h, hs[prev], where=~mask[t])
         ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
         ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
@@ -244,52 +223,39 @@ class FastRNNFunction(Function):
     def backward(ctx, dout, dh_n):
         x, hs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
-        T, N, _ = x.shape
         h_new, h_prev, _ = _outputs(hs, ctx.reverse)
-        dA = xp.empty_like(h_new)                              # (T, N, H)
-        # the local derivative f'(a_t) for all steps at once; the loop multiplies it by dh
+        # the slope f'(a_t) for all steps at once (block 3), written with out= (block 8: a
+        # fresh (T, N, H) temporary costs RNN T = 50 14%, in page faults)
+        slopes = xp.empty_like(h_new)
         if ctx.nonlinearity == "tanh":
-            _tanh_slope(xp, h_new, out=dA)                      # tanh' = 1 - h^2
+            xp.multiply(h_new, h_new, out=slopes)
+            xp.subtract(1, slopes, out=slopes)                         # tanh' = 1 - h^2
         else:
-            xp.greater(h_new, 0, out=dA)                        # relu' = [a > 0] = [h > 0]
+            xp.greater(h_new, 0, out=slopes)                           # relu' = [h > 0]
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dA *= valid                                        # no gradient through a padded step
-            dout = dout * valid                                # its output was a constant zero
-        dh_next = dh_n.copy()
-        dh = xp.empty_like(dh_next)
-        for t, _, _ in reversed(_steps(T, ctx.reverse)):
-            xp.add(dout[t], dh_next, out=dh)                   # (N, H): from the output and from step t+1
+            slopes *= valid                                            # no gradient through a padded step
+            dout = dout * valid                                        # its output was a constant zero
+        dA = slopes                                                    # step t's slope becomes da_t below
+        dh_next = dh_n
+        for t, _, _ in reversed(_steps(x.shape[0], ctx.reverse)):
+            dh = dout[t] + dh_next
             da = dA[t]
-            xp.multiply(da, dh, out=da)                        # da_t = dh * f'(a_t)
-            xp.matmul(da, w_hh, out=dh_next)                   # dh_{t-1} = da_t W_hh
+            da *= dh                                                   # da_t = dh * f'(a_t)
+            dh_next = da @ w_hh                                        # dh_{t-1} = da_t W_hh
             if mask is not None:
-                dh_next += dh * padded[t]                      # a padded step passes dh straight through
+                dh_next += dh * padded[t]                              # a padded step passes dh through
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA[None], x, h_prev, w_ih, first=2)
-        dh0 = dh_next if ctx.needs_input_grad[1] else None
-        return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
+        return dx, dh_next, dw_ih, dw_hh, db_ih, db_hh, None, None, None
 
 
 # --------------------------------------------------------------------------- LSTM
 
 class FastLSTMFunction(Function):
-    """An LSTM over T steps, gates (i, f, g, o):
+    """The reference's LSTMFunction (same arguments and results), fast: see the module docstring.
 
-        [i, f, g, o] = [sigma, sigma, tanh, sigma](x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)
-        c_t = f * c_{t-1} + i * g,      h_t = o * tanh(c_t)
-
-    forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse) -> (output (T, N, H), h_n, c_n)
-
-    The gates are stored gate-major, G (4, T, N, H): G[k, t] is gate k of step t, and
-    x_t W_ih^T + h_{t-1} W_hh^T is computed per gate, x_t W_ih,k^T + h_{t-1} W_hh,k^T.
-
-    Backward, carrying dh and dc from step t+1 into step t (see ``lstm_step_backward``):
-        dh = dout_t + dh_next
-        dc = dc_next + dh * o * (1 - tanh(c_t)^2)
-        da = [dc * g * i(1-i),  dc * c_{t-1} * f(1-f),  dc * i * (1-g^2),  dh * tanh(c_t) * o(1-o)]
-        dh_next = da W_hh = sum_k da_k W_hh,k,      dc_next = dc * f
-    The bracketed factors next to dc and dh are known after the forward, so they
-    are computed for a run of steps at a time (see ``_step_runs``) and the loop only multiplies.
+    The gates are G (4, T, N, H) = [i, f, g, o] gate-major; the backward replaces
+    them, a run of steps at a time, by their slopes and then by dA.
     """
 
     @staticmethod
@@ -298,42 +264,41 @@ class FastLSTMFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        # sigma(a) = (1 + tanh(a / 2)) / 2: halve the i, f, o rows of the weights (exact in
-        # floating point), then ONE tanh activates all four gates, and scale/shift fixes i, f, o.
+        # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
+        # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
+        # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
-        half_rows = xp.repeat(half_gate, H)[:, None]          # (4H, 1): per row of the weights
-        bias = _bias(b_ih, b_hh)
-        G = _input_projection(xp, x, w_ih * half_rows,         # (4, T, N, H)
-                              None if bias is None else bias * half_rows[:, 0], 4)
-        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows)          # (4, H, H): W_hh,k^T
-        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)    # (T + 1, N, H)
+        half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
+        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # (4, T, N, H): a / 2 (a for g)
+                              [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])          # (4, H, H): W_hh,k^T halved
+        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
-        tanh_c = xp.empty((N, H), dtype=x.dtype)              # not kept: the backward recomputes it from c
-        # half and shift as full (4, N, H) arrays: a same-shape multiply is faster than a broadcast one
         half = xp.empty((4, N, H), dtype=x.dtype)
         half[...] = half_gate[:, None, None]
-        shift = 1 - half                                       # 0.5 for i, f, o; 0 for g
-        G_steps = G.transpose(1, 0, 2, 3)                      # G_steps[t]: step t's (4, N, H), a view
-        gates = xp.empty((4, N, H), dtype=x.dtype)             # step t's gates, contiguous: fast to work on
+        shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
+        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's gates, a view
+        gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
         i, f, g, o = gates
         ig = xp.empty((N, H), dtype=x.dtype)
+        tanh_c = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
-            G_t = G_steps[t]
-            xp.matmul(hs[prev], w_hh_T, out=gates)             # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_t, out=gates)                      #   + x_t W_ih,k^T + b_k
+            # block 8: out= calls, each a NumPy call fewer than the plain expression
+            xp.matmul(hs[prev], w_hh_T, out=gates)                      # h_{t-1} W_hh,k^T for each gate k
+            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
-            xp.add(gates, shift, out=gates)                    # now [i, f, g, o]
-            G_t[...] = gates                                   # kept for the backward
-            c, c_prev = cs[nxt], cs[prev]
-            xp.multiply(f, c_prev, out=c)                      # c_t = f * c_{t-1} + i * g
+            xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
+            G_steps[t] = gates                                          # kept for the backward
+            c = cs[nxt]
+            xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
             xp.multiply(i, g, out=ig)
             xp.add(c, ig, out=c)
             xp.tanh(c, out=tanh_c)
-            xp.multiply(o, tanh_c, out=hs[nxt])                # h_t = o * tanh(c_t)
-            if mask is not None:                               # padded: keep both states
+            xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
+            if mask is not None:                                        # padded: keep both states
                 keep = ~mask[t]
-                xp.copyto(c, c_prev, where=keep)
+                xp.copyto(cs[nxt], cs[prev], where=keep)
                 xp.copyto(hs[nxt], hs[prev], where=keep)
         ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
@@ -344,100 +309,60 @@ class FastLSTMFunction(Function):
         return output, h_n, c_n
 
     @staticmethod
-    def _local_derivatives(xp, gates, c_prev, tanh_c, dc_dh, scratch):
-        """The factors next to dc and dh in da (see the class docstring), for a run of steps,
-        written over the gates themselves (the backward needs them no more):
-
-            gates (4, ...) = [i, f, g, o]  ->  [g i(1-i),  c_{t-1} f(1-f),  i (1-g^2),  tanh(c) o(1-o)]
-
-        and dc_dh = o (1 - tanh(c)^2); scratch (2, ...) is a work buffer.
-        """
-        i, f, g, o = gates
-        _tanh_slope(xp, tanh_c, out=dc_dh)
-        dc_dh *= o                                             # dc_t / dh_t = o (1 - tanh(c_t)^2)
-        _sigma_slope(xp, o, out=scratch[0])
-        xp.multiply(scratch[0], tanh_c, out=o)                 # da_o / dh = tanh(c) o(1 - o)
-        _sigma_slope(xp, gates[:2], out=scratch)               # i(1 - i), f(1 - f)
-        xp.multiply(scratch[1], c_prev, out=f)                 # da_f / dc = c_{t-1} f(1 - f)
-        scratch[0] *= g                                        # g i(1 - i)
-        _tanh_slope(xp, g, out=g)
-        g *= i                                                 # da_g / dc = i (1 - g^2)
-        xp.copyto(i, scratch[0])                               # da_i / dc = g i(1 - i)
-
-    @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
         x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
-        T, N, _ = x.shape
         H = w_hh.shape[1]
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         c_new, c_prev, _ = _outputs(cs, ctx.reverse)
-        f_carry = G[1]
+        f_carry = G[1]                                                  # dc_{t-1} = dc * f
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dout = dout * valid                                # its output was a constant zero
-            f_carry = G[1] * valid + padded                    # a padded step passes dc through
-        # dA (4, T, N, H) takes the place of the gates G, run by run: no new 4TNH array
-        # (unless the graph is kept for another backward, which needs G again)
-        dA = G.copy() if ctx.retain_graph else G
-        w_hh_k = w_hh.reshape(4, H, H)                         # W_hh,k: gate k's rows
-        dA_steps = dA.transpose(1, 0, 2, 3)                    # dA_steps[t]: step t's (4, N, H), a view
-        dh_parts = xp.empty((4, N, H), dtype=x.dtype)
-        dh = xp.empty((N, H), dtype=x.dtype)
-        dc = xp.empty((N, H), dtype=x.dtype)
-        dh_next = dh_n.copy()
-        dc_next = dc_n.copy()
-        # the local derivatives depend only on the forward's values: computed for a run of
-        # steps at once (all T steps in a small model), just before the loop reaches them
-        for lo, hi, run in _step_runs(list(reversed(_steps(T, ctx.reverse))), N, H):
-            f = f_carry[lo:hi].copy()                          # this run's f: small, stays in cache
-            dc_dh = xp.empty((hi - lo, N, H), dtype=x.dtype)  # this run's dc_t / dh_t
-            scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
-            tanh_c = xp.tanh(c_new[lo:hi])                     # tanh(c_t), recomputed rather than kept
-            FastLSTMFunction._local_derivatives(xp, dA[:, lo:hi], c_prev[lo:hi], tanh_c,
-                                            dc_dh, scratch)
+            dout = dout * valid                                         # its output was a constant zero
+            f_carry = G[1] * valid + padded                             # a padded step passes dc through
+        dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
+        dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
+        w_hh_k = w_hh.reshape(4, H, H)                                  # W_hh,k: gate k's rows
+        dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
+        dh_next, dc_next = dh_n, dc_n
+        for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
+            # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
+            i, f, g, o = G[:, lo:hi]
+            tanh_c = xp.tanh(c_new[lo:hi])                              # block 5: recomputed
+            slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
+            slope_i = g * i * (1 - i)                                   # da_i / dc
+            slope_f = c_prev[lo:hi] * f * (1 - f)                       # da_f / dc
+            slope_g = i * (1 - g * g)                                   # da_g / dc
+            slope_o = tanh_c * o * (1 - o)                              # da_o / dh
+            f_run = f_carry[lo:hi].copy()
+            # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
+            dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
             if mask is not None:
-                dA[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
-                dc_dh *= valid[lo:hi]
+                dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
+                slope_c *= valid[lo:hi]
             for t, _, _ in run:
-                da = dA_steps[t]                               # (4, N, H): [i, f, g, o] blocks
-                ifg, o = da[:3], da[3]
-                xp.add(dout[t], dh_next, out=dh)               # dh = dout_t + dh_next
-                xp.multiply(dh, dc_dh[t - lo], out=dc)
-                xp.add(dc, dc_next, out=dc)                    # dc = dc_next + dh o (1 - tanh(c)^2)
-                xp.multiply(ifg, dc, out=ifg)                  # da_i, da_f, da_g: times dc
-                xp.multiply(o, dh, out=o)                      # da_o: times dh
-                xp.matmul(da, w_hh_k, out=dh_parts)            # da_k W_hh,k for each gate k
-                dh_parts.sum(axis=0, out=dh_next)              # dh_{t-1} = sum_k da_k W_hh,k
-                xp.multiply(dc, f[t - lo], out=dc_next)        # dc_{t-1} = dc * f
+                da = dA_steps[t]                                        # (4, N, H): the slopes, then da
+                dh = dout[t] + dh_next
+                dc = dc_next + dh * slope_c[t - lo]
+                da[:3] *= dc                                            # da_i, da_f, da_g
+                da[3] *= dh                                             # da_o
+                xp.matmul(da, w_hh_k, out=dh_parts)                     # da_k W_hh,k for each gate k
+                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = sum_k da_k W_hh,k
+                dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
-        dh0 = dh_next if ctx.needs_input_grad[1] else None
-        dc0 = dc_next if ctx.needs_input_grad[2] else None
-        return dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh, None, None
+        return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
 
 
 # --------------------------------------------------------------------------- GRU
 
 class FastGRUFunction(Function):
-    """A GRU over T steps, gates (r, z, n) as in PyTorch (see ``gru_step_forward``):
+    """The reference's GRUFunction (same arguments and results), fast: see the module docstring.
 
-        r = sigma(ai_r + ah_r),  z = sigma(ai_z + ah_z),   ai = x_t W_ih^T + b_ih,  ah = h_{t-1} W_hh^T + b_hh
-        n = tanh(ai_n + r * ah_n)                      reset_after=True  (PyTorch)
-        n = tanh(ai_n + (r * h_{t-1}) W_hn^T + b_hn)   reset_after=False (Cho et al., d2l)
-        h_t = (1 - z) * n + z * h_{t-1}
-
-    forward(x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after) -> (output (T, N, H), h_n)
-
-    As in the LSTM the gates are stored gate-major, G (3, T, N, H) = [r, z, n].
-
-    Backward, carrying dh from step t+1 into step t:
-        da_n = dh (1 - z)(1 - n^2),   da_z = dh (h_{t-1} - n) z(1 - z)
-        reset_after=True:   da_r = da_n ah_n r(1 - r);           dah = [da_r, da_z, da_n r]
-                            dh_next = dh z + dah W_hh
-        reset_after=False:  d(rh) = da_n W_hn;  da_r = d(rh) h_{t-1} r(1 - r)
-                            dh_next = dh z + [da_r, da_z] W_hrz + d(rh) r
+    G (3, T, N, H) holds [ai_r + ah_r, ai_z + ah_z, ai_n] and becomes [r, z, n];
+    ``n_part`` (T, N, H) keeps what the n rows' recurrent term needs in the backward:
+    ah_n = h_{t-1} W_hn^T + b_hn (reset_after) or r * h_{t-1} (not).
     """
 
     @staticmethod
@@ -447,52 +372,54 @@ class FastGRUFunction(Function):
         T, N, _ = x.shape
         H = w_hh.shape[1]
         dtype = x.dtype
-        # as in the LSTM: halve the r, z rows so one tanh gives sigma(a) = (1 + tanh(a / 2)) / 2
-        half = xp.full((3 * H, 1), 0.5, dtype=dtype)
-        half[2 * H:] = 1
+        # sigma(a) = (1 + tanh(a / 2)) / 2 (block 2): the r, z rows of the weights and biases
+        # halved once (exact), so one tanh, a multiply and an add give r and z
+        half_rows = xp.ones((3 * H,), dtype=dtype)
+        half_rows[:2 * H] = 0.5
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
-        # G holds [ai_r + ah_r, ai_z + ah_z, ai_n] and becomes [r, z, n]; b_hr, b_hz join the projection
-        bias = _bias(b_ih, b_hrz)
-        G = _input_projection(xp, x, w_ih * half, None if bias is None else bias * half[:, 0], 3)
+        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # b_hr, b_hz join the projection
+                              [None if b is None else b * half_rows for b in (b_ih, b_hrz)], 3)
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
-        Hn = xp.empty((T, N, H), dtype=dtype)       # ah_n (reset_after) or r * h_{t-1} (not)
-        hn = xp.empty((N, H), dtype=dtype)
-        if reset_after:                             # [ah_r, ah_z, ah_n] in one batched matmul
-            w_rec_T = _gate_blocks_T(xp, w_hh * half)
-        else:                                       # [ah_r, ah_z]; ah_n waits for r
+        n_part = xp.empty((T, N, H), dtype=dtype)
+        if reset_after:                                                 # [ah_r, ah_z, ah_n] in one batched matmul
+            w_rec_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])
+        else:                                                           # [ah_r, ah_z]; ah_n waits for r
             w_rec_T = _gate_blocks_T(xp, w_hh[:2 * H] * 0.5)
             w_hn_T = xp.ascontiguousarray(w_hh[2 * H:].T)
         recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)
-        r, z, n = G                                 # each (T, N, H): a gate at every step
+        r, z, n = G                                                     # each (T, N, H)
+        n_rec = xp.empty((N, H), dtype=dtype)
         for t, prev, nxt in _steps(T, reverse):
-            h_prev, h = hs[prev], hs[nxt]
-            rz = G[:2, t]                                      # (2, N, H): step t's r and z
+            h_prev = hs[prev]
+            rz = G[:2, t]                                               # (2, N, H): step t's r and z
             xp.matmul(h_prev, w_rec_T, out=recurrent)
-            rz += recurrent[:2]
+            rz += recurrent[:2]                                         # a / 2 for r and z
             xp.tanh(rz, out=rz)
             rz *= 0.5
-            rz += 0.5                                          # now [r, z]
+            rz += 0.5                                                   # now [r, z]
+            # block 8: out= into the stored arrays (tiny GRU +8% as plain expressions)
             if reset_after:
                 if b_hn is None:
-                    xp.copyto(Hn[t], recurrent[2])             # ah_n = h W_hn^T
+                    xp.copyto(n_part[t], recurrent[2])                  # ah_n = h_{t-1} W_hn^T
                 else:
-                    xp.add(recurrent[2], b_hn, out=Hn[t])      # ah_n = h W_hn^T + b_hn
-                xp.multiply(r[t], Hn[t], out=hn)               # r * ah_n
+                    xp.add(recurrent[2], b_hn, out=n_part[t])           #   (+ b_hn)
+                xp.multiply(r[t], n_part[t], out=n_rec)                 # r * ah_n
             else:
-                xp.multiply(r[t], h_prev, out=Hn[t])           # r * h_{t-1}
-                xp.matmul(Hn[t], w_hn_T, out=hn)               # (r * h_{t-1}) W_hn^T
+                xp.multiply(r[t], h_prev, out=n_part[t])                # r * h_{t-1}
+                xp.matmul(n_part[t], w_hn_T, out=n_rec)                 # (r * h_{t-1}) W_hn^T
                 if b_hn is not None:
-                    hn += b_hn
+                    n_rec += b_hn
             n_t = n[t]
-            n_t += hn
-            xp.tanh(n_t, out=n_t)
-            xp.subtract(h_prev, n_t, out=h)                    # h_t = n + z * (h_{t-1} - n)
+            n_t += n_rec
+            xp.tanh(n_t, out=n_t)                                       # n = tanh(ai_n + n_rec)
+            h = hs[nxt]
+            xp.subtract(h_prev, n_t, out=h)
             h *= z[t]
-            h += n_t
+            h += n_t                                                    # h_t = n + z (h_{t-1} - n)
             if mask is not None:
-                xp.copyto(h, h_prev, where=~mask[t])
-        ctx.save_for_backward(x, G, hs, Hn, w_ih, w_hh, mask)
+                xp.copyto(hs[nxt], h_prev, where=~mask[t])
+        ctx.save_for_backward(x, G, hs, n_part, w_ih, w_hh, mask)
         ctx.reverse, ctx.reset_after = reverse, reset_after
         output, _, h_n = _outputs(hs, reverse)
         if mask is not None:
@@ -500,105 +427,67 @@ class FastGRUFunction(Function):
         return output, h_n
 
     @staticmethod
-    def _local_derivatives(xp, gates, h_prev, Hn, r_slope, scratch):
-        """The factors of dh in dai (see the class docstring), for a run of steps, written over
-        the gates themselves (the backward needs them no more):
-
-            gates (3, ...) = [r, z, n]  ->  [da_r, da_z, da_n] / dh       (reset_after)
-                                            [r, da_z, da_n] / dh, and r_slope = h_{t-1} r(1 - r)  (not)
-
-        scratch (2, ...) is a work buffer.
-        """
-        r, z, n = gates
-        one_minus_z, h_minus_n = scratch
-        xp.subtract(1, z, out=one_minus_z)
-        xp.subtract(h_prev, n, out=h_minus_n)
-        z *= one_minus_z
-        z *= h_minus_n                                          # da_z / dh = (h_{t-1} - n) z(1 - z)
-        _tanh_slope(xp, n, out=n)
-        n *= one_minus_z                                        # da_n / dh = (1 - z)(1 - n^2)
-        if r_slope is None:
-            _sigma_slope(xp, r, out=one_minus_z)
-            xp.multiply(one_minus_z, Hn, out=r)
-            r *= n                                              # da_r / dh = da_n ah_n r(1 - r)
-        else:
-            _sigma_slope(xp, r, out=r_slope)
-            r_slope *= h_prev                                   # da_r / d(rh) = h_{t-1} r(1 - r)
-
-    @staticmethod
     def backward(ctx, dout, dh_n):
-        x, G, hs, Hn, w_ih, w_hh, mask = ctx.saved_tensors
+        x, G, hs, n_part, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         T, N, _ = x.shape
         H = w_hh.shape[1]
         reset_after = ctx.reset_after
         _, h_prev, _ = _outputs(hs, ctx.reverse)
-        z_carry = G[1]
+        z_carry = G[1]                                                  # dh_{t-1} gets dh * z
         if mask is not None:
             valid, padded = _float_mask(mask, x.dtype)
-            dout = dout * valid                                 # its output was a constant zero
-            z_carry = G[1] * valid + padded                     # a padded step passes dh through
-        # dAI = [da_r, da_z, da_n] = dL/d(input projection), (3, T, N, H), takes the place of the
-        # gates G run by run (unless the graph is kept for another backward, which needs G again);
-        # with reset_after dah_n = da_n r is the gradient of the n rows' recurrent projection
-        dAI = G.copy() if ctx.retain_graph else G
+            dout = dout * valid                                         # its output was a constant zero
+            z_carry = G[1] * valid + padded                             # a padded step passes dh through
+        dAI = G.copy() if ctx.retain_graph else G                       # block 4: dL/d(input projection)
         da_n = dAI[2]
-        dah_n = xp.empty_like(Hn) if reset_after else None
-        r_slope = None if reset_after else xp.empty_like(Hn)
+        dah_n = xp.empty_like(n_part) if reset_after else None          # da_n * r: the n rows' recurrent grad
+        r_slope = None if reset_after else xp.empty_like(n_part)        # da_r / d(rh) = h_{t-1} r(1 - r)
         w_hrz, w_hn = w_hh[:2 * H].reshape(2, H, H), w_hh[2 * H:]
         dh_parts = xp.empty((2, N, H), dtype=x.dtype)
-        drh = xp.empty((N, H), dtype=x.dtype)
-        dh = xp.empty((N, H), dtype=x.dtype)
-        dh_next = dh_n.copy()
-        # the local derivatives depend only on the forward's values: computed for a run of
-        # steps at once (all T steps in a small model), just before the loop reaches them
+        dh_next = dh_n
         for lo, hi, run in _step_runs(list(reversed(_steps(T, ctx.reverse))), N, H):
-            r = dAI[0, lo:hi].copy()                            # this run's r and z: the loop
-            z = z_carry[lo:hi].copy()                           # still needs them
-            scratch = xp.empty((2, hi - lo, N, H), dtype=x.dtype)
-            FastGRUFunction._local_derivatives(xp, dAI[:, lo:hi], h_prev[lo:hi], Hn[lo:hi],
-                                           None if reset_after else r_slope[lo:hi], scratch)
+            # block 3: this run's slopes, from its gates (which dAI[:, lo:hi] then overwrites)
+            r, z, n = G[:, lo:hi]
+            slope_n = (1 - z) * (1 - n * n)                             # da_n / dh
+            slope_z = (h_prev[lo:hi] - n) * z * (1 - z)                 # da_z / dh
+            r_run, z_run = r.copy(), z_carry[lo:hi].copy()
+            if reset_after:
+                dAI[0, lo:hi] = slope_n * n_part[lo:hi] * r * (1 - r)   # da_r / dh = da_n/dh ah_n r(1 - r)
+            else:
+                r_slope[lo:hi] = h_prev[lo:hi] * r * (1 - r)
+            dAI[1, lo:hi], dAI[2, lo:hi] = slope_z, slope_n                # dAI is G (block 4): r, z, n not read after
             if mask is not None:
-                dAI[:, lo:hi] *= valid[lo:hi]                   # no gradient through a padded step
+                dAI[:, lo:hi] *= valid[lo:hi]                           # no gradient through a padded step
                 if not reset_after:
                     r_slope[lo:hi] *= valid[lo:hi]
             for t, _, _ in run:
-                xp.add(dout[t], dh_next, out=dh)                # dh = dout_t + dh_next
+                dh = dout[t] + dh_next
                 if reset_after:
-                    dai = dAI[:, t]
-                    xp.multiply(dai, dh, out=dai)               # [da_r, da_z, da_n]
-                    xp.multiply(da_n[t], r[t - lo], out=dah_n[t])   # dah_n = da_n * r (dah_r, dah_z = da_r, da_z)
-                    xp.matmul(dah_n[t], w_hn, out=drh)          # dah W_hh = dah_n W_hn
+                    dAI[:, t] *= dh                                     # [da_r, da_z, da_n]
+                    dah_n[t] = da_n[t] * r_run[t - lo]
+                    d_rec = dah_n[t] @ w_hn                             # dah_n W_hn
                 else:
-                    dzn = dAI[1:, t]
-                    xp.multiply(dzn, dh, out=dzn)               # da_z, da_n
-                    xp.matmul(da_n[t], w_hn, out=drh)           # d(rh) = da_n W_hn
-                    xp.multiply(drh, r_slope[t], out=dAI[0, t])     # da_r = d(rh) h r(1 - r)
-                    drh *= r[t - lo]                            # d(rh) * r
-                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)      # da_r W_hr, da_z W_hz
-                xp.add(dh_parts[0], dh_parts[1], out=dh_next)   # dh_{t-1} = da_r W_hr + da_z W_hz
-                dh_next += drh                                  #   + dah_n W_hn  (or + d(rh) * r)
-                xp.multiply(dh, z[t - lo], out=drh)
-                dh_next += drh                                  #   + dh * z
-        # [dW_ih, db_ih] = dAI^T [x, 1].  The r, z rows of W_hh saw h_{t-1} with gradient
-        # [da_r, da_z] (so b_hr, b_hz get b_ir's, b_iz's gradient); the n rows saw h_{t-1} with
-        # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not): [dW_hn, db_hn] =
-        # grad_n^T [input_n, 1].  Each is one matmul over all T steps stacked.
+                    dAI[1:, t] *= dh                                    # da_z, da_n
+                    d_rh = da_n[t] @ w_hn                               # d(r * h_{t-1})
+                    dAI[0, t] = d_rh * r_slope[t]                       # da_r
+                    d_rec = d_rh * r_run[t - lo]
+                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)              # da_r W_hr, da_z W_hz
+                dh_next = dh_parts[0] + dh_parts[1] + d_rec + dh * z_run[t - lo]
+        # the reference's _sequence_grads, gate-major; the n rows of W_hh saw h_{t-1} with
+        # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not)
         need = ctx.needs_input_grad
-        dx = _input_grad(xp, dAI, w_ih) if need[0] else None
         dAI = dAI.reshape(3, T * N, H)
-        dw_ih = dw_hh = db_ih = db_hh = None
-        if need[2] or need[4] or need[5]:
-            grads_ih = xp.matmul(dAI.transpose(0, 2, 1), _with_ones(xp, x)).reshape(3 * H, -1)
-            dw_ih = grads_ih[:, :-1] if need[2] else None
-            db_ih = grads_ih[:, -1] if need[4] else None
-        if need[3] or need[5]:
-            grad_n, input_n = (dah_n, h_prev) if reset_after else (da_n, Hn)
-            grads_n = grad_n.reshape(T * N, H).T @ _with_ones(xp, input_n)    # (H, H + 1)
-            if need[3]:
-                dw_rz = xp.matmul(dAI[:2].transpose(0, 2, 1), h_prev.reshape(T * N, H))
-                dw_hh = xp.concatenate([dw_rz.reshape(2 * H, H), grads_n[:, :-1]])
-            if need[5]:
-                db_hh = xp.concatenate([grads_ih[:2 * H, -1], grads_n[:, -1]])
-        dh0 = dh_next if ctx.needs_input_grad[1] else None
-        return dx, dh0, dw_ih, dw_hh, db_ih, db_hh, None, None, None
+        dx = _input_grad(xp, dAI, w_ih).reshape(x.shape) if need[0] else None
+        grads_ih = xp.matmul(dAI.transpose(0, 2, 1), _with_ones(xp, x)).reshape(3 * H, -1)  # [dW_ih, db_ih]
+        dw_ih = grads_ih[:, :-1] if need[2] else None
+        grad_n, input_n = (dah_n, h_prev) if reset_after else (da_n, n_part)
+        grad_n = grad_n.reshape(T * N, H)
+        dw_hh = None
+        if need[3]:
+            dw_rz = xp.matmul(dAI[:2].transpose(0, 2, 1), h_prev.reshape(T * N, H)).reshape(2 * H, H)
+            dw_hh = xp.concatenate([dw_rz, grad_n.T @ input_n.reshape(T * N, H)])
+        db_i = grads_ih[:, -1]
+        db_ih = db_i if need[4] else None
+        db_hh = xp.concatenate([db_i[:2 * H], grad_n.sum(axis=0)]) if need[5] else None
+        return dx, dh_next, dw_ih, dw_hh, db_ih, db_hh, None, None, None

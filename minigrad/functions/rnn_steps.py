@@ -7,7 +7,8 @@ autograd is involved: every derivative is written out by hand.
 
 The layouts a student meets (one table, so they cannot drift apart):
 
-                    assignments (CS231n style)     library: here, functions/, nn/ (PyTorch's)
+                    CS231n's assignment 3          minigrad (PyTorch's): here, functions/, nn/,
+                                                   and the rnn and lstm_gru assignments
     weights         Wx (D, G*H), Wh (H, G*H)       w_ih (G*H, D), w_hh (G*H, H)      Wx == w_ih.T
     biases          b (G*H,); GRU bx, bh           b_ih, b_hh (G*H,)                 b == b_ih + b_hh
     pre-activation  x @ Wx + prev_h @ Wh + b       x @ w_ih.T + b_ih + h_prev @ w_hh.T + b_hh
@@ -33,6 +34,9 @@ one) run the same equations over all T steps at once; the tests check each
 level against finite differences and the two levels against each other.
 """
 from .. import backend
+
+# The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the rnn and lstm_gru
+# assignments ask students to write: `minigrad assignment make` builds their files from this one.
 
 
 def sigmoid(xp, a):
@@ -69,9 +73,13 @@ def rnn_step_forward(x, h_prev, w_ih, w_hh, b_ih=None, b_hh=None, nonlinearity="
     Returns (h, cache).
     """
     xp = backend.array_module(x, h_prev, w_ih, w_hh)
+    # BEGIN SOLUTION
+    # HINT: the weights are stored (out, in), as in PyTorch: x @ w_ih.T is (N, H)
+    # HINT: keep h in the cache: the derivative of tanh is best written with it
     a = _pre_activation(x, h_prev, w_ih, w_hh, b_ih, b_hh)
     h = xp.tanh(a) if nonlinearity == "tanh" else xp.maximum(a, 0)
     return h, (x, h_prev, w_ih, w_hh, b_ih, b_hh, h, nonlinearity)
+    # END SOLUTION
 
 
 def rnn_step_backward(dh, cache):
@@ -85,11 +93,15 @@ def rnn_step_backward(dh, cache):
 
     Returns (dx, dh_prev, dw_ih, dw_hh, db_ih, db_hh); a bias gradient is None when the bias is.
     """
+    # BEGIN SOLUTION
+    # HINT: go back through the nonlinearity first, then through the two matmuls
+    # HINT: w_ih is (H, D): the gradient of x @ w_ih.T with respect to x is da @ w_ih
     x, h_prev, w_ih, w_hh, b_ih, b_hh, h, nonlinearity = cache
     da = dh * (1 - h * h) if nonlinearity == "tanh" else dh * (h > 0)
     dx = da @ w_ih
     dh_prev = da @ w_hh
     return (dx, dh_prev) + _weight_grads(da, da, x, h_prev, b_ih, b_hh)
+    # END SOLUTION
 
 
 # --------------------------------------------------------------------------- LSTM
@@ -109,6 +121,8 @@ def lstm_step_forward(x, h_prev, c_prev, w_ih, w_hh, b_ih=None, b_hh=None):
     """
     xp = backend.array_module(x, h_prev, c_prev, w_ih, w_hh)
     H = h_prev.shape[1]
+    # BEGIN SOLUTION
+    # HINT: one matmul per weight gives all four gates; slice the (N, 4H) result in the order i, f, g, o
     a = _pre_activation(x, h_prev, w_ih, w_hh, b_ih, b_hh)
     i = sigmoid(xp, a[:, 0 * H:1 * H])
     f = sigmoid(xp, a[:, 1 * H:2 * H])
@@ -118,6 +132,7 @@ def lstm_step_forward(x, h_prev, c_prev, w_ih, w_hh, b_ih=None, b_hh=None):
     tanh_c = xp.tanh(c)
     h = o * tanh_c
     return h, c, (x, h_prev, c_prev, w_ih, w_hh, b_ih, b_hh, i, f, g, o, tanh_c)
+    # END SOLUTION
 
 
 def lstm_step_backward(dh, dc, cache):
@@ -136,6 +151,9 @@ def lstm_step_backward(dh, dc, cache):
 
     Returns (dx, dh_prev, dc_prev, dw_ih, dw_hh, db_ih, db_hh).
     """
+    # BEGIN SOLUTION
+    # HINT: the cell state c reaches the loss along two paths: directly (dc) and through h = o * tanh(c)
+    # HINT: write each gate's slope with the gate values you cached (sigma' = s (1 - s))
     x, h_prev, c_prev, w_ih, w_hh, b_ih, b_hh, i, f, g, o, tanh_c = cache
     xp = backend.array_module(dh, dc, x)
     dc_total = dc + dh * o * (1 - tanh_c * tanh_c)
@@ -149,6 +167,7 @@ def lstm_step_backward(dh, dc, cache):
     dh_prev = da @ w_hh
     dc_prev = dc_total * f
     return (dx, dh_prev, dc_prev) + _weight_grads(da, da, x, h_prev, b_ih, b_hh)
+    # END SOLUTION
 
 
 # --------------------------------------------------------------------------- GRU
@@ -169,6 +188,8 @@ def gru_step_forward(x, h_prev, w_ih, w_hh, b_ih=None, b_hh=None, reset_after=Tr
     Returns (h, cache).
     """
     xp = backend.array_module(x, h_prev, w_ih, w_hh)
+    # BEGIN SOLUTION
+    # HINT: the reset gate r multiplies only the hidden part of n's pre-activation
     H = h_prev.shape[1]
     ai = x @ w_ih.T if b_ih is None else x @ w_ih.T + b_ih
     if reset_after:
@@ -185,6 +206,7 @@ def gru_step_forward(x, h_prev, w_ih, w_hh, b_ih=None, b_hh=None, reset_after=Tr
     n = xp.tanh(ai[:, 2 * H:] + (r * hn if reset_after else hn))
     h = (1 - z) * n + z * h_prev
     return h, (x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, hn, reset_after)
+    # END SOLUTION
 
 
 def gru_step_backward(dh, cache):
@@ -205,6 +227,9 @@ def gru_step_backward(dh, cache):
 
     Returns (dx, dh_prev, dw_ih, dw_hh, db_ih, db_hh).
     """
+    # BEGIN SOLUTION
+    # HINT: h_prev reaches h along two paths: directly through z * h_prev, and through the recurrent matmul
+    # HINT: r multiplies ah_n, so the gradients of ai and ah differ in their n block
     x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, hn, reset_after = cache
     xp = backend.array_module(dh, x)
     H = h_prev.shape[1]
@@ -228,3 +253,4 @@ def gru_step_backward(dh, cache):
     db_ih = None if b_ih is None else dai.sum(axis=0)
     db_hh = None if b_hh is None else dah.sum(axis=0)
     return dx, dh_prev, dw_ih, dw_hh, db_ih, db_hh
+    # END SOLUTION

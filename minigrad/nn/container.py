@@ -1,4 +1,4 @@
-"""Containers: Sequential and ModuleList."""
+"""Containers: Sequential, ModuleList and ModuleDict."""
 from collections import OrderedDict
 
 from .module import Module
@@ -86,3 +86,67 @@ class ModuleList(Module):
 
     def __iter__(self):
         return (getattr(self, str(i)) for i in range(self._length))
+
+
+class ModuleDict(Module):
+    """A dict of modules whose parameters are found, named by key ("wte.weight"), in insertion order.
+
+    Like ModuleList it has no forward; minGPT's ``self.transformer = nn.ModuleDict(dict(wte=..., h=...))``
+    then ``self.transformer.wte(idx)`` works as in torch.
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        self._keys = []
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key, module):
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict holds Modules, got {type(module).__name__} for key {key!r}")
+        if not isinstance(key, str) or not key.isidentifier():
+            raise KeyError(f"ModuleDict keys must be attribute names (letters, digits, _), got {key!r}")
+        if hasattr(type(self), key) or key in ("training", "_keys", "_buffer_names"):
+            raise KeyError(f"ModuleDict key {key!r} would hide the ModuleDict's own {key!r}: choose another name")
+        setattr(self, key, module)
+        if key not in self._keys:
+            self._keys.append(key)
+
+    def __getitem__(self, key):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __delitem__(self, key):
+        self[key]                           # KeyError if absent
+        delattr(self, key)
+        self._keys.remove(key)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(list(self._keys))
+
+    def keys(self):
+        return list(self._keys)
+
+    def values(self):
+        return [getattr(self, key) for key in self._keys]
+
+    def items(self):
+        return [(key, getattr(self, key)) for key in self._keys]
+
+    def update(self, modules):
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for key, module in pairs:
+            self[key] = module
+        return self
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module

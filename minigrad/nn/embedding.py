@@ -14,8 +14,11 @@ class Embedding(Module):
     ``padding_idx`` row starts at zero and gets no gradient.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None, _weight=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
+        F._torch_only_arguments("Embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq,
+                                sparse=sparse)
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
@@ -25,7 +28,7 @@ class Embedding(Module):
             self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
             self.reset_parameters()
         else:  # from_pretrained: use the given table as it is (no random draws)
-            self.weight = Parameter(_weight, dtype=dtype, device=device)
+            self.weight = Parameter(_weight, requires_grad=not _freeze, dtype=dtype, device=device)
 
     def reset_parameters(self):
         init.normal_(self.weight)

@@ -72,6 +72,16 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
+    def apply(self, fn):
+        """Call ``fn(module)`` on every submodule, children first, then on self (as torch); returns self.
+
+        model.apply(init_weights)   # def init_weights(m): if isinstance(m, nn.Linear): nn.init.zeros_(m.bias)
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def named_parameters(self, prefix=""):
         """(name, Parameter): each module's own parameters in assignment order, then its children's."""
         seen = set()
@@ -158,25 +168,43 @@ class Module:
         return sum(p.numel() for p in self.parameters())
 
     # -------------------------------------------------------------- state dicts
+    def _state_entries(self):
+        """(name, tensor) for every parameter and persistent buffer, module by module (its own
+        parameters, its buffers, then its children), under EVERY name it has: a tied weight
+        (nanoGPT's lm_head.weight = transformer.wte.weight) appears under each, as in PyTorch."""
+        stack = [("", self)]
+        while stack:
+            prefix, module = stack.pop()
+            for name, value in vars(module).items():
+                if isinstance(value, Parameter):
+                    yield prefix + name, value
+            for name in module._buffer_names:
+                value = getattr(module, name)
+                if value is not None:
+                    yield prefix + name, value
+            stack.extend(reversed([(f"{prefix}{name}.", child) for name, child in module.named_children()]))
+
     def state_dict(self):
-        """OrderedDict of name -> Tensor (parameters, then buffers), sharing the data."""
-        state = OrderedDict()
-        for name, parameter in self.named_parameters():
-            state[name] = parameter.detach()
-        for name, buffer in self.named_buffers():
-            state[name] = buffer.detach()
-        return state
+        """OrderedDict of name -> Tensor (sharing the data), with PyTorch's keys: a tied weight
+        is listed under each of its names."""
+        return OrderedDict((name, tensor.detach()) for name, tensor in self._state_entries())
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into the parameters and buffers by name.
 
-        Values may be minigrad Tensors, NumPy arrays or PyTorch tensors; they are
-        copied (and cast to each parameter's dtype).  A shape mismatch always
-        raises; with strict=True a missing or unexpected key raises too, in one
-        RuntimeError that lists them all.  Returns (missing_keys, unexpected_keys).
+        Values may be minigrad Tensors, NumPy arrays or PyTorch tensors (a PyTorch
+        model's state dict loads as it is); they are copied (and cast to each
+        parameter's dtype).  A tied weight is expected under each of its names, as
+        PyTorch writes it (the last one loaded wins).  A shape mismatch always raises; with strict=True a missing or
+        unexpected key raises too, in one RuntimeError that lists them all.  Returns
+        (missing_keys, unexpected_keys).
         """
-        own = OrderedDict(self.named_parameters())
-        own.update(self.named_buffers())
+        state_dict = OrderedDict(state_dict)
+        for name, module in self.named_modules():     # a layer may rename keys of older checkpoints
+            upgrade = getattr(module, "_upgrade_state_dict", None)
+            if upgrade is not None:
+                upgrade(f"{name}." if name else "", state_dict)
+        own = OrderedDict(self._state_entries())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         mismatched = []

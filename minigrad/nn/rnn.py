@@ -1,8 +1,9 @@
 """Recurrent layers: RNN, LSTM, GRU, with PyTorch's signatures, parameter names and shapes.
 
-Each layer and direction runs one sequence Function from
-``minigrad/functions/rnn.py`` (forward and backward through time written by
-hand).  Stacking: layer k reads the outputs of layer k-1 (both directions
+Each layer and direction runs one sequence Function, forward and backward
+through time written by hand: from ``minigrad/functions/rnn_fast.py`` (the
+fast tier), or from ``minigrad/functions/rnn.py`` (the reference, the one to
+read) under ``minigrad.use_reference_kernels()``.  Stacking: layer k reads the outputs of layer k-1 (both directions
 concatenated when bidirectional), with dropout between layers in training.
 
 Parameters, as in ``torch.nn``, for layer k (suffix ``_reverse`` for the
@@ -110,7 +111,9 @@ class RNNBase(Module):
             x = outputs[0] if len(outputs) == 1 else cat(outputs, dim=2)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout)
-        return x, tuple(stack(collected, dim=0) for collected in finals)
+        # one layer and direction: unsqueeze, a quarter of stack's cost (tiny LSTM 1.5%)
+        return x, tuple(stack(collected, dim=0) if len(collected) > 1 else collected[0].unsqueeze(0)
+                        for collected in finals)
 
     def _forward(self, input, states, lengths):
         self._check_input(input)

@@ -4,7 +4,7 @@ No backward is written here: ``F.linear``, ``sigmoid``, ``tanh``, ``*`` and
 ``+`` each bring their own, and autograd chains them.  Unrolled over a
 sequence with ``unroll``, these cells are the slow, obviously correct second
 path that the hand-written backward through time in
-``minigrad/functions/rnn.py`` is tested against.
+``minigrad/functions/rnn.py`` and ``rnn_fast.py`` is tested against.
 
 Parameters as ``torch.nn.RNNCell`` / ``LSTMCell`` / ``GRUCell``: weight_ih
 (G*H, input_size), weight_hh (G*H, H), bias_ih, bias_hh (G*H,), all from

@@ -10,16 +10,18 @@ Each sub-block is wrapped in a residual connection and a LayerNorm, in one of tw
     post-LN (norm_first=False, the paper):   x = norm(x + sublayer(x))
     pre-LN  (norm_first=True):               x = x + sublayer(norm(x))
 
-Parameter names equal PyTorch's except inside attention, where PyTorch packs
-q/k/v into ``in_proj_weight``: load PyTorch weights with
-``model.load_state_dict(nn.from_torch_state_dict(torch_model.state_dict()))``.
+Parameter names equal PyTorch's, so ``model.load_state_dict(torch_model.state_dict())`` works.
 
-Masks are boolean, True = may not attend.  Shapes: (T, N, E), or (N, T, E) with batch_first.
+Masks follow nn.MultiheadAttention's rules: boolean, True = may not attend, or float, added
+to the scores.  Shapes: (T, N, E), or (N, T, E) with batch_first.
 """
 import copy
+import math
 
+from .. import backend
 from .. import functional as F
 from ..masks import causal_mask
+from ..tensor import Tensor, get_default_dtype
 from .activation import Dropout
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -45,7 +47,7 @@ class TransformerEncoderLayer(Module):
     FeedForward(x) = linear2(dropout(activation(linear1(x)))),  d_model -> dim_feedforward -> d_model.
 
     forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) -> same shape as src
-        src_mask (T, T) bool; src_key_padding_mask (N, T) bool, True at padding.
+        src_mask (T, T) bool (True = may not attend) or float (added); src_key_padding_mask (N, T), True at padding.
     ``cache`` (a dict, see MultiheadAttention) lets a decoder-only model feed one
     new position at a time; use it with is_causal=True.
     """
@@ -151,8 +153,8 @@ class TransformerDecoderLayer(Module):
 class TransformerEncoder(Module):
     """num_layers copies of ``encoder_layer`` (deep copies: separate weights), then ``norm`` if given."""
 
-    def __init__(self, encoder_layer, num_layers, norm=None):
-        super().__init__()
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()      # (enable_nested_tensor and mask_check are PyTorch speed options: no effect here)
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
@@ -233,6 +235,11 @@ class Transformer(Module):
                             tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
     @staticmethod
-    def generate_square_subsequent_mask(sz, device=None):
-        """(sz, sz) bool, True above the diagonal (PyTorch returns the float -inf/0 version)."""
-        return causal_mask(sz, device=device)
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """(sz, sz) float, -inf above the diagonal and 0 elsewhere, as PyTorch's (added to the scores).
+
+        minigrad's boolean form (True above the diagonal) is ``minigrad.masks.causal_mask(sz)``.
+        """
+        blocked = causal_mask(sz, device=device).data
+        dtype = get_default_dtype() if dtype is None else dtype
+        return Tensor._from_array(backend.array_module(blocked).where(blocked, -math.inf, 0.0).astype(dtype))

@@ -8,7 +8,8 @@
 """
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
-from .lr_scheduler import LRScheduler, NoamLR, StepLR, WarmupInverseSqrtLR
+from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, NoamLR, StepLR,
+                           WarmupInverseSqrtLR)
 from .optimizer import Optimizer
 from .sgd import SGD
 from . import lr_scheduler

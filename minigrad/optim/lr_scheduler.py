@@ -91,3 +91,65 @@ class WarmupInverseSqrtLR(LRScheduler):
         s = max(self.last_epoch, 1)
         scale = min(s / self.warmup_steps, math.sqrt(self.warmup_steps / s))
         return [base * scale for base in self.base_lrs]
+
+
+class LambdaLR(LRScheduler):
+    """lr = base_lr * lr_lambda(last_epoch): any schedule written as a function of the step.
+
+    lr_lambda: one function, or one per parameter group (the annotated Transformer's ``rate``).
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        groups = len(optimizer.param_groups)
+        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+        if len(self.lr_lambdas) != groups:
+            raise ValueError(f"LambdaLR: {len(self.lr_lambdas)} lr_lambdas for {groups} parameter groups")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * factor(self.last_epoch) for base, factor in zip(self.base_lrs, self.lr_lambdas)]
+
+    def state_dict(self):
+        """As the base class, without the functions (they are code, rebuilt with the scheduler)."""
+        return {key: value for key, value in super().state_dict().items() if key != "lr_lambdas"}
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** last_epoch: decay by gamma every epoch."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * last_epoch / T_max)) / 2: half a cosine
+    from base_lr down to eta_min over T_max epochs (torch's closed form)."""
+
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+        return [self.eta_min + (base - self.eta_min) * cosine for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """lr = base_lr * factor, the factor going linearly from start_factor to end_factor over
+    total_iters epochs, then staying at end_factor (a linear warm-up with the defaults)."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: need 0 < start_factor <= 1 and 0 <= end_factor <= 1, "
+                             f"got {start_factor}, {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        progress = min(self.last_epoch, self.total_iters) / self.total_iters
+        factor = self.start_factor + (self.end_factor - self.start_factor) * progress
+        return [base * factor for base in self.base_lrs]

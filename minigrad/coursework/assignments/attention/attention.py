@@ -25,7 +25,7 @@ def softmax_forward(x):
 def softmax_backward(dy, cache):
     """dy (..., C) -> dx (..., C)."""
     # BEGIN SOLUTION
-    # HINT: dy_i/dx_j = y_i (delta_ij - y_j), so dx = y * (dy - sum_j dy_j y_j); never build the Jacobian
+    # HINT: every y_i depends on every x_j of its row; the backward needs only y, and never the whole Jacobian
     y = cache
     dx = y * (dy - (dy * y).sum(axis=-1, keepdims=True))
     # END SOLUTION
@@ -50,7 +50,6 @@ def layernorm_backward(dy, cache):
     """dy (N, D) -> dx (N, D), dgamma (D,), dbeta (D,)."""
     # BEGIN SOLUTION
     # HINT: the mean and the variance depend on every x of the row: dx has three terms
-    # HINT: dx = inv_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), with dxhat = dy * gamma
     xhat, inv_std, gamma = cache
     dgamma = (dy * xhat).sum(axis=0)
     dbeta = dy.sum(axis=0)
@@ -64,16 +63,18 @@ def layernorm_backward(dy, cache):
 def attention_forward(q, k, v, mask=None):
     """q (N, T, d), k (N, S, d), v (N, S, dv), mask (T, S) bool or None -> out (N, T, dv), cache.
 
-    Where mask is False, a query may not look at that key: its score becomes
-    -inf before the softmax, so its weight is 0.
+    Where mask is True, a query may not look at that key (minigrad's and
+    PyTorch's convention: True = blocked): its score becomes -inf before the
+    softmax, so its weight is 0.  The causal mask is np.triu(np.ones((T, T), bool), k=1).
     """
     xp = backend.array_module(q, k, v)
     # BEGIN SOLUTION
     # HINT: k.transpose(0, 2, 1) is k^T for every batch element; reuse softmax_forward
+    # HINT: a True in the mask means "may not attend": that score must become -inf
     scale = 1 / math.sqrt(q.shape[-1])
     scores = q @ k.transpose(0, 2, 1) * scale          # (N, T, S)
     if mask is not None:
-        scores = xp.where(mask, scores, -xp.inf)
+        scores = xp.where(mask, -xp.inf, scores)     # True = may not attend
     p, _ = softmax_forward(scores)
     out = p @ v                                         # (N, T, dv)
     cache = (q, k, v, p, scale)
@@ -84,7 +85,7 @@ def attention_forward(q, k, v, mask=None):
 def attention_backward(dout, cache):
     """dout (N, T, dv) -> dq (N, T, d), dk (N, S, d), dv (N, S, dv)."""
     # BEGIN SOLUTION
-    # HINT: out = P v gives dP = dout v^T and dv = P^T dout; then through the softmax, then S = q k^T * scale
+    # HINT: go back through out = P v, then the softmax (reuse softmax_backward), then S = q k^T * scale
     q, k, v, p, scale = cache
     dp = dout @ v.transpose(0, 2, 1)                    # (N, T, S)
     dv = p.transpose(0, 2, 1) @ dout                    # (N, S, dv)

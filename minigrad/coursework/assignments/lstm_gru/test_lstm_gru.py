@@ -1,5 +1,6 @@
 """Public tests: run them with  python -m pytest test_lstm_gru.py"""
 import numpy as np
+import pytest
 
 from lstm_gru import gru_step_backward, gru_step_forward, lstm_step_backward, lstm_step_forward
 from minigrad.coursework import check_backward
@@ -9,28 +10,30 @@ N, D, H = 2, 3, 4
 
 
 def test_lstm_step_forward_forget_gate():
-    x, prev_h, prev_c = rng.standard_normal((N, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
-    b = np.zeros(4 * H)
-    b[H:2 * H], b[:H] = 50.0, -50.0                   # forget gate open, input gate shut: c' = c
-    _, next_c, _ = lstm_step_forward(x, prev_h, prev_c, np.zeros((D, 4 * H)), np.zeros((H, 4 * H)), b)
-    assert np.allclose(next_c, prev_c)
+    x, h_prev, c_prev = rng.standard_normal((N, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    b_ih = np.zeros(4 * H)
+    b_ih[H:2 * H], b_ih[:H] = 50.0, -50.0             # forget gate open, input gate shut: c = c_prev
+    _, c, _ = lstm_step_forward(x, h_prev, c_prev, np.zeros((4 * H, D)), np.zeros((4 * H, H)), b_ih, np.zeros(4 * H))
+    assert np.allclose(c, c_prev)
 
 
 def test_lstm_step_backward():
-    shapes = [(N, D), (N, H), (N, H), (D, 4 * H), (H, 4 * H), (4 * H,)]
-    errors = check_backward(lstm_step_forward, lstm_step_backward, [rng.standard_normal(s) for s in shapes])
-    assert max(errors) < 1e-6, dict(zip(["dx", "dprev_h", "dprev_c", "dWx", "dWh", "db"], errors))
+    shapes = [(N, D), (N, H), (N, H), (4 * H, D), (4 * H, H), (4 * H,), (4 * H,)]
+    check_backward(lstm_step_forward, lstm_step_backward, [rng.standard_normal(s) for s in shapes],
+                   names=["dx", "dh_prev", "dc_prev", "dw_ih", "dw_hh", "db_ih", "db_hh"])
 
 
 def test_gru_step_forward_update_gate():
-    x, prev_h = rng.standard_normal((N, D)), rng.standard_normal((N, H))
-    bx = np.zeros(3 * H)
-    bx[H:2 * H] = 50.0                                 # update gate z = 1: h' = h
-    next_h, _ = gru_step_forward(x, prev_h, np.zeros((D, 3 * H)), np.zeros((H, 3 * H)), bx, np.zeros(3 * H))
-    assert np.allclose(next_h, prev_h)
+    x, h_prev = rng.standard_normal((N, D)), rng.standard_normal((N, H))
+    b_ih = np.zeros(3 * H)
+    b_ih[H:2 * H] = 50.0                               # update gate z = 1: h = h_prev
+    h, _ = gru_step_forward(x, h_prev, np.zeros((3 * H, D)), np.zeros((3 * H, H)), b_ih, np.zeros(3 * H))
+    assert np.allclose(h, h_prev)
 
 
-def test_gru_step_backward():
-    shapes = [(N, D), (N, H), (D, 3 * H), (H, 3 * H), (3 * H,), (3 * H,)]
-    errors = check_backward(gru_step_forward, gru_step_backward, [rng.standard_normal(s) for s in shapes])
-    assert max(errors) < 1e-6, dict(zip(["dx", "dprev_h", "dWx", "dWh", "dbx", "dbh"], errors))
+@pytest.mark.parametrize("reset_after", [True, False])
+def test_gru_step_backward(reset_after):
+    shapes = [(N, D), (N, H), (3 * H, D), (3 * H, H), (3 * H,), (3 * H,)]
+    check_backward(lambda *args: gru_step_forward(*args, reset_after=reset_after), gru_step_backward,
+                   [rng.standard_normal(s) for s in shapes],
+                   names=["dx", "dh_prev", "dw_ih", "dw_hh", "db_ih", "db_hh"])

@@ -128,7 +128,7 @@ class Softmax(Function):
     def backward(ctx, dout):
         (y,) = ctx.saved_tensors
         # BEGIN SOLUTION
-        # HINT: the Jacobian is diag(y) - y y^T; apply it without building it: y * (dout - sum(dout * y))
+        # HINT: the Jacobian is diag(y) - y y^T: apply it to dout without building it
         inner = (dout * y).sum(axis=-1, keepdims=True)   # sum_j dL/dy_j y_j
         dx = y * (dout - inner)
         # END SOLUTION

@@ -1,56 +1,37 @@
 """Assignment: a vanilla RNN, one step and a whole sequence, forward and backward.
 
-    h_t = tanh(x_t Wx + h_{t-1} Wh + b)
+    h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)
 
-Shapes: N batch, T time steps, D input features, H hidden units.
-    x (N, T, D)   h0 (N, H)   Wx (D, H)   Wh (H, H)   b (H,)   h (N, T, H)
+Shapes (minigrad's and PyTorch's layout; README.md maps it to CS231n's):
+N batch, T time steps, D input features, H hidden units.
+    x (T, N, D)   h0 (N, H)   w_ih (H, D)   w_hh (H, H)   b_ih, b_hh (H,)   h (T, N, H)
 
 Each forward returns its output and a ``cache``, anything the backward needs;
 each backward takes the upstream gradient and the cache and returns one
 gradient per input, of that input's shape (``dx`` has the shape of ``x``).
+
+The two step functions are minigrad's own (minigrad/functions/rnn_steps.py):
+the library runs the very code you write here.
 """
 from minigrad import backend
 
+# BEGIN LIBRARY
+from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
+# END LIBRARY
 
-def rnn_step_forward(x, prev_h, Wx, Wh, b):
-    """One step.  x (N, D), prev_h (N, H), Wx (D, H), Wh (H, H), b (H,) -> next_h (N, H), cache."""
-    xp = backend.array_module(x, prev_h, Wx, Wh, b)
+
+def rnn_forward(x, h0, w_ih, w_hh, b_ih, b_hh):
+    """A whole sequence.  x (T, N, D), h0 (N, H) -> h (T, N, H) (every hidden state but h0), cache."""
+    xp = backend.array_module(x, h0, w_ih, w_hh)
     # BEGIN SOLUTION
-    # HINT: next_h = tanh(x @ Wx + prev_h @ Wh + b); keep next_h in the cache, the backward needs it
-    next_h = xp.tanh(x @ Wx + prev_h @ Wh + b)
-    cache = (x, prev_h, Wx, Wh, next_h)
-    # END SOLUTION
-    return next_h, cache
-
-
-def rnn_step_backward(dnext_h, cache):
-    """dnext_h (N, H) -> dx (N, D), dprev_h (N, H), dWx (D, H), dWh (H, H), db (H,)."""
-    # BEGIN SOLUTION
-    # HINT: d tanh(a) / da = 1 - tanh(a)**2 = 1 - next_h**2
-    # HINT: for a = x @ W, dx = da @ W.T and dW = x.T @ da
-    x, prev_h, Wx, Wh, next_h = cache
-    da = dnext_h * (1 - next_h ** 2)          # (N, H)
-    dx = da @ Wx.T                            # (N, D)
-    dprev_h = da @ Wh.T                       # (N, H)
-    dWx = x.T @ da                            # (D, H)
-    dWh = prev_h.T @ da                       # (H, H)
-    db = da.sum(axis=0)                       # (H,): b was broadcast over the batch
-    # END SOLUTION
-    return dx, dprev_h, dWx, dWh, db
-
-
-def rnn_forward(x, h0, Wx, Wh, b):
-    """A whole sequence.  x (N, T, D), h0 (N, H) -> h (N, T, H) (every hidden state but h0), cache."""
-    xp = backend.array_module(x, h0, Wx, Wh, b)
-    # BEGIN SOLUTION
-    # HINT: loop over t, calling rnn_step_forward; keep every step's cache
-    N, T, _ = x.shape
-    h = xp.zeros((N, T, h0.shape[1]), dtype=x.dtype)
+    # HINT: call rnn_step_forward once per time step, and keep every step's cache
+    T, N, _ = x.shape
+    h = xp.zeros((T, N, h0.shape[1]), dtype=x.dtype)
     caches = []
-    prev_h = h0
+    h_prev = h0
     for t in range(T):
-        prev_h, step_cache = rnn_step_forward(x[:, t], prev_h, Wx, Wh, b)
-        h[:, t] = prev_h
+        h_prev, step_cache = rnn_step_forward(x[t], h_prev, w_ih, w_hh, b_ih, b_hh)
+        h[t] = h_prev
         caches.append(step_cache)
     cache = caches
     # END SOLUTION
@@ -58,23 +39,24 @@ def rnn_forward(x, h0, Wx, Wh, b):
 
 
 def rnn_backward(dh, cache):
-    """dh (N, T, H), the upstream gradient of every hidden state -> dx, dh0, dWx, dWh, db.
+    """dh (T, N, H), the upstream gradient of every hidden state -> dx, dh0, dw_ih, dw_hh, db_ih, db_hh.
 
     Backpropagation through time: h_t feeds both the loss at step t and h_{t+1},
-    so its gradient is dh[:, t] plus what flows back from step t+1.
+    so its gradient is dh[t] plus what flows back from step t+1.
     """
     xp = backend.array_module(dh)
     # BEGIN SOLUTION
-    # HINT: walk t from T-1 down to 0 and carry dprev_h from one step to the one before it
+    # HINT: walk the steps from the last to the first, and give each step all the gradient h_t receives
     # HINT: the weights are shared by all steps: add up their gradients over t
-    N, T, H = dh.shape
-    x0, _, Wx, Wh, _ = cache[0]
-    dx = xp.zeros((N, T, Wx.shape[0]), dtype=dh.dtype)
-    dWx, dWh, db = xp.zeros_like(Wx), xp.zeros_like(Wh), xp.zeros(H, dtype=dh.dtype)
-    dprev_h = xp.zeros((N, H), dtype=dh.dtype)
+    T, N, H = dh.shape
+    dx = [None] * T
+    dh_next = xp.zeros((N, H), dtype=dh.dtype)      # nothing comes back from after the last step
+    dw_ih = dw_hh = db_ih = db_hh = 0
     for t in reversed(range(T)):
-        dx[:, t], dprev_h, dWx_t, dWh_t, db_t = rnn_step_backward(dh[:, t] + dprev_h, cache[t])
-        dWx, dWh, db = dWx + dWx_t, dWh + dWh_t, db + db_t
-    dh0 = dprev_h
+        dx[t], dh_next, dw_ih_t, dw_hh_t, db_ih_t, db_hh_t = rnn_step_backward(dh[t] + dh_next, cache[t])
+        dw_ih, dw_hh = dw_ih + dw_ih_t, dw_hh + dw_hh_t
+        db_ih, db_hh = db_ih + db_ih_t, db_hh + db_hh_t
+    dx = xp.stack(dx)                               # (T, N, D)
+    dh0 = dh_next
     # END SOLUTION
-    return dx, dh0, dWx, dWh, db
+    return dx, dh0, dw_ih, dw_hh, db_ih, db_hh

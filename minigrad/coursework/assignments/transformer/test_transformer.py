@@ -8,8 +8,8 @@ def randn(*shape):
 
 
 def causal(T):
-    """(T, T) bool: True where query i may look at key j (j <= i)."""
-    return minigrad.tensor([[j <= i for j in range(T)] for i in range(T)])
+    """(T, T) bool: True where query i may NOT look at key j (j > i, the future)."""
+    return minigrad.tensor([[j > i for j in range(T)] for i in range(T)])
 
 
 def test_attention_first_query_sees_only_first_key():

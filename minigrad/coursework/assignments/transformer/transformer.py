@@ -17,15 +17,16 @@ from minigrad import nn
 def scaled_dot_product_attention(q, k, v, mask=None):
     """q, k, v (N, h, T, d_head) Tensors -> (N, h, T, d_head).
 
-    mask (T, T) bool Tensor or None: where it is False, a query may not look at
-    that key (its score becomes -inf before the softmax).
+    mask (T, T) bool Tensor or None: where it is True, a query may not look at
+    that key (its score becomes -inf before the softmax).  True = blocked, as in
+    minigrad's and PyTorch's attention (``attn_mask``).
     """
     # BEGIN SOLUTION
-    # HINT: scores = q @ k^T / sqrt(d_head); k.transpose(-2, -1) swaps its last two dims
-    # HINT: scores.masked_fill(~mask, float("-inf")) hides what the mask forbids
+    # HINT: compare every query with every key, scaled by 1/sqrt(d_head); k.transpose(-2, -1) swaps its last two dims
+    # HINT: Tensor.masked_fill(where, value) replaces the entries where `where` is True
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])     # (N, h, T, T)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores = scores.masked_fill(mask, float("-inf"))
     return scores.softmax(dim=-1) @ v
     # END SOLUTION
 

@@ -1,0 +1,290 @@
+"""Multi-head attention (Vaswani et al., 2017) with PyTorch's parameters, arguments and masks.
+
+    MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+Parameters, named and laid out as PyTorch's (so state dicts move between the two as they are):
+
+    in_proj_weight (3E, E) = [W^Q; W^K; W^V] and in_proj_bias (3E,)     when kdim = vdim = E
+    q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim) and in_proj_bias  otherwise
+    out_proj: Linear(E, E)
+
+Masks, PyTorch's rules for this layer (note: the opposite of F.scaled_dot_product_attention's
+boolean attn_mask):
+
+    key_padding_mask (N, S):                      bool True = ignore that key; or float, added
+    attn_mask (Tq, S) or (N * num_heads, Tq, S):  bool True = may NOT attend; or float, added
+
+``from_torch_state_dict`` / ``to_torch_state_dict`` stay for checkpoints written
+when minigrad kept q_proj/k_proj/v_proj as separate Linear layers.
+"""
+import math
+from collections import OrderedDict
+
+from .. import backend
+from ..functional import dropout, linear, merge_heads, scaled_dot_product_attention, split_heads
+from ..masks import causal_mask
+from ..tensor import Tensor
+from ..creation import cat, empty
+from . import init
+from .linear import Linear
+from .module import Module, Parameter, _host_array
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention; embed_dim E is split into num_heads heads of E / num_heads features.
+
+    forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+            average_attn_weights=True, is_causal=False) -> (output, weights)
+
+        query (Tq, N, E), key (S, N, kdim), value (S, N, vdim)   ((N, T, .) if batch_first;
+            (T, .) for one unbatched sequence)
+        output (Tq, N, E); weights (N, Tq, S) averaged over heads, or (N, num_heads, Tq, S)
+        when average_attn_weights=False, or None when need_weights=False.
+        is_causal: query t attends to keys <= t.  (PyTorch takes it as a hint and needs the
+        causal attn_mask too; minigrad builds the mask itself when attn_mask is None.)
+
+    minigrad's own keyword-only arguments serve incremental decoding: ``cache`` (a
+    dict) keeps the projected keys and values, so a later call with only the new
+    query positions attends to every earlier position too.  For self-attention the
+    new keys/values are appended; with ``static_kv`` (cross-attention to a fixed
+    encoder output) they are computed once.
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__()
+        if embed_dim % num_heads != 0:
+            raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} is not divisible by "
+                             f"num_heads={num_heads} (each head gets embed_dim / num_heads features)")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not implemented "
+                                      "in minigrad (append a learned key/value to the inputs yourself)")
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
+        self.head_dim = embed_dim // num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.batch_first = batch_first
+        options = dict(dtype=dtype, device=device)
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **options))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.in_proj_weight = None
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **options))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **options))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **options))
+        self.in_proj_bias = Parameter(empty(3 * embed_dim, **options)) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **options)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """As PyTorch: Xavier-uniform input projections (over the packed (3E, E) matrix when
+        kdim = vdim = E), zero biases; out_proj keeps Linear's weight init."""
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for weight in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(weight)
+        if self.in_proj_bias is not None:
+            init.zeros_(self.in_proj_bias)
+            init.zeros_(self.out_proj.bias)
+
+    # -------------------------------------------------------------- the three input projections
+    def _projection(self, which):
+        """(weight, bias) of projection 0 (queries), 1 (keys) or 2 (values): rows of the packed ones."""
+        rows = slice(which * self.embed_dim, (which + 1) * self.embed_dim)
+        if self.in_proj_weight is not None:
+            weight = self.in_proj_weight[rows]
+        else:
+            weight = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)[which]
+        return weight, (None if self.in_proj_bias is None else self.in_proj_bias[rows])
+
+    def q_proj(self, query):
+        """query W^Q + b^Q  (..., E) -> (..., E)"""
+        return linear(query, *self._projection(0))
+
+    def k_proj(self, key):
+        """key W^K + b^K  (..., kdim) -> (..., E)"""
+        return linear(key, *self._projection(1))
+
+    def v_proj(self, value):
+        """value W^V + b^V  (..., vdim) -> (..., E)"""
+        return linear(value, *self._projection(2))
+
+    def _check(self, query, key, value):
+        if query.shape[-1] != self.embed_dim or key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
+            raise ValueError(
+                f"MultiheadAttention: expected query (..., {self.embed_dim}), key (..., {self.kdim}), "
+                f"value (..., {self.vdim}); got query {query.shape}, key {key.shape}, value {value.shape}"
+            )
+        if key.shape[:-1] != value.shape[:-1]:
+            raise ValueError(f"MultiheadAttention: key {key.shape} and value {value.shape} must have the "
+                             "same length and batch size (one value per key)")
+        if query.ndim != key.ndim or (query.ndim == 3 and query.shape[0] != key.shape[0]):
+            raise ValueError(f"MultiheadAttention: query {query.shape} and key {key.shape} have different "
+                             "batch sizes (after batch_first handling)")
+
+    # -------------------------------------------------------------- masks
+    def _masks(self, key_padding_mask, attn_mask, is_causal, n, tq, s, past, device, dtype):
+        """The masks as one float bias (N, heads, Tq, S) added to the scores (-inf where blocked),
+        or None; every mask is checked against PyTorch's shapes.  A float mask that requires grad
+        (a learned bias) stays a Tensor, so it receives its gradient."""
+        parts = []
+        if key_padding_mask is not None:
+            kpm = _learned_or_array("key_padding_mask", key_padding_mask)
+            if tuple(kpm.shape) != (n, s):
+                raise ValueError(f"MultiheadAttention: key_padding_mask must have shape (N, S) = {(n, s)}, "
+                                 f"got {tuple(kpm.shape)}")
+            parts.append(kpm.reshape(n, 1, 1, s))
+        if attn_mask is not None:
+            am = _learned_or_array("attn_mask", attn_mask)
+            if tuple(am.shape) == (n * self.num_heads, tq, s):
+                am = am.reshape(n, self.num_heads, tq, s)
+            elif tuple(am.shape) != (tq, s):
+                raise ValueError(f"MultiheadAttention: attn_mask must have shape (Tq, S) = {(tq, s)} or "
+                                 f"(N * num_heads, Tq, S) = {(n * self.num_heads, tq, s)}, got {tuple(am.shape)}")
+            parts.append(am)
+        if is_causal:
+            parts.append(causal_mask(tq, s, device=device, offset=past).data)
+        if not parts:
+            return None
+        xp = backend.get_module(device)
+        bias = xp.zeros((n, self.num_heads, tq, s), dtype=dtype)
+        learned = []
+        for part in parts:
+            if isinstance(part, Tensor):
+                learned.append(part)
+            else:
+                bias = bias + (xp.where(part, -math.inf, 0.0).astype(dtype) if part.dtype.kind == "b" else part)
+        bias = Tensor._from_array(bias)
+        for part in learned:
+            bias = bias + part
+        return bias
+
+    # -------------------------------------------------------------- forward
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False, *, cache=None, static_kv=False):
+        same_input = query is key and key is value
+        unbatched = query.ndim == 2
+        if unbatched:                       # one sequence (T, E): a batch of one
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = _mask_array("key_padding_mask", key_padding_mask)[None]
+        elif not self.batch_first:          # (T, N, E) -> (N, T, E)
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        self._check(query, key, value)
+        n, tq = query.shape[0], query.shape[1]
+        h = self.num_heads
+
+        if same_input and self.in_proj_weight is not None and cache is None:                     # one matmul for Q, K and V
+            q, k, v = linear(query, self.in_proj_weight, self.in_proj_bias).split(self.embed_dim, dim=-1)
+            q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)
+            past = 0
+        else:
+            q = split_heads(self.q_proj(query), h)               # (N, h, Tq, Dh)
+            past = 0
+            if cache is not None and static_kv and "k" in cache:
+                k, v = cache["k"], cache["v"]                    # the encoder output, projected once
+            else:
+                k = split_heads(self.k_proj(key), h)             # (N, h, S, Dh)
+                v = split_heads(self.v_proj(value), h)
+                if cache is not None and not static_kv and "k" in cache:
+                    past = cache["k"].shape[2]
+                    k = cat([cache["k"], k], dim=2)              # earlier positions first
+                    v = cat([cache["v"], v], dim=2)
+            if cache is not None:
+                cache["k"], cache["v"] = k, v
+        s = k.shape[2]
+        if key_padding_mask is not None and cache is not None and not static_kv:
+            raise ValueError("MultiheadAttention: key_padding_mask with a self-attention cache is not supported")
+
+        bias = self._masks(key_padding_mask, attn_mask, is_causal, n, tq, s, past, query.device, q.dtype)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights and dropout_p > 0.0:        # PyTorch returns the weights after dropout
+            weights = dropout(scaled_dot_product_attention(q, k, v, attn_mask=bias, return_weights=True)[1],
+                              dropout_p)
+            out = weights @ v
+        else:
+            result = scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p,
+                                                  return_weights=need_weights)
+            out, weights = result if need_weights else (result, None)
+        out = self.out_proj(merge_heads(out))                    # (N, Tq, E)
+        if weights is not None and average_attn_weights:
+            weights = weights.mean(dim=1)                        # (N, Tq, S)
+        if unbatched:
+            return out.squeeze(0), (None if weights is None else weights.squeeze(0))
+        if not self.batch_first:
+            out = out.transpose(0, 1)
+        return out, weights
+
+    def _upgrade_state_dict(self, prefix, state_dict):
+        """Called by load_state_dict: pack the keys of a checkpoint written when minigrad kept
+        q_proj/k_proj/v_proj as Linear layers into PyTorch's (in place, for this layer only)."""
+        if f"{prefix}q_proj.weight" not in state_dict:
+            return
+        old = OrderedDict((k, state_dict.pop(k)) for k in list(state_dict)
+                          if k.startswith(prefix) and k[len(prefix):].split(".")[0] in _LEGACY)
+        old[f"{prefix}out_proj.weight"] = state_dict[f"{prefix}out_proj.weight"]
+        for name, value in from_torch_state_dict(old).items():
+            state_dict.setdefault(name, value)
+
+    def extra_repr(self):
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, " \
+               f"batch_first={self.batch_first}"
+
+
+def _learned_or_array(name, mask):
+    """A float Tensor that requires grad as it is (a learned bias); any other mask as its array."""
+    if isinstance(mask, Tensor) and mask.requires_grad:
+        return mask
+    return _mask_array(name, mask)
+
+
+def _mask_array(name, mask):
+    """The mask's array: boolean (True = blocked here) or floating (added to the scores)."""
+    mask = mask.data if isinstance(mask, Tensor) else mask
+    if getattr(mask, "dtype", None) is None or mask.dtype.kind not in "bf":
+        raise TypeError(
+            f"MultiheadAttention: {name} must be boolean (True = may not attend) or floating (added to "
+            f"the scores), got {getattr(mask, 'dtype', type(mask).__name__)}"
+        )
+    return mask
+
+
+# ----------------------------------------------------------------------------- old checkpoints
+
+_LEGACY = ("q_proj", "k_proj", "v_proj")
+
+
+def from_torch_state_dict(state_dict):
+    """A state dict in PyTorch's MultiheadAttention layout, as an OrderedDict of NumPy arrays.
+
+    minigrad's MultiheadAttention now has PyTorch's parameters, so a PyTorch state dict
+    loads as it is (``model.load_state_dict(torch_model.state_dict())``).  This function
+    also packs the keys of older minigrad checkpoints (``attn.q_proj.weight``, ...) into
+    ``attn.in_proj_weight`` / ``attn.in_proj_bias`` (or ``q_proj_weight`` ... when the
+    shapes differ); every other key passes through.
+    """
+    xp = backend.get_module("cpu")
+    arrays = OrderedDict((name, _host_array(value)) for name, value in state_dict.items())
+    out = OrderedDict()
+    for name, value in arrays.items():
+        prefix, _, leaf = name.rpartition(".")          # leaf: weight / bias
+        owner, _, proj = prefix.rpartition(".")         # proj: q_proj / k_proj / v_proj
+        base = owner + "." if owner else ""
+        if proj not in _LEGACY or f"{base}out_proj.weight" not in arrays:
+            out[name] = value                           # not an old MultiheadAttention key
+            continue
+        if proj != "q_proj":
+            continue                                    # written together with q_proj
+        parts = [arrays[f"{base}{p}_proj.{leaf}"] for p in "qkv"]
+        if leaf == "bias" or all(p.shape == parts[0].shape for p in parts):
+            out[f"{base}in_proj_{leaf}"] = xp.concatenate(parts, axis=0)
+        else:
+            for p, array in zip("qkv", parts):
+                out[f"{base}{p}_proj_weight"] = array
+    return out
+
+
+to_torch_state_dict = from_torch_state_dict

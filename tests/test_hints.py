@@ -1,0 +1,58 @@
+"""Hints in levels: what a student sees before trying, after failing, after passing."""
+import re
+
+import pytest
+
+from minigrad.coursework import list_assignments
+from minigrad.coursework.hints import hints_for, problems
+
+CHECK = {"name": "step", "hints": ["a nudge", "the idea", "the formula"]}
+
+
+def test_not_implemented_shows_the_first_hint_and_a_failure_shows_them_all():
+    assert hints_for({}, CHECK, "not implemented") == ["a nudge"]
+    assert hints_for({}, CHECK, "failed") == ["a nudge", "the idea", "the formula"]
+    assert hints_for({}, CHECK, "passed") == []
+
+
+def test_the_assignment_sets_how_many_levels_each_outcome_shows():
+    spec = {"hint_policy": {"not_implemented": 0, "failed": 2}}
+    assert hints_for(spec, CHECK, "not implemented") == []
+    assert hints_for(spec, CHECK, "failed") == ["a nudge", "the idea"]
+    assert hints_for({"hint_policy": {"not_implemented": "all"}}, CHECK, "not implemented") == CHECK["hints"]
+
+
+def test_an_older_single_hint_is_one_level_and_no_hint_is_none():
+    assert hints_for({}, {"hint": "the formula"}, "failed") == ["the formula"]
+    assert hints_for({}, {"name": "x"}, "failed") == []
+
+
+def test_an_unknown_outcome_is_an_error():
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        hints_for({}, CHECK, "crashed")
+
+
+def test_problems_name_the_file_and_the_field():
+    spec = {"hint_policy": {"failed": -1, "sometimes": 1},
+            "checks": [{"name": "a", "hint": "x", "hints": ["y"]}, {"name": "b", "hints": "just a string"}]}
+    found = "\n".join(problems(spec, "hw/checks.json"))
+    assert "hw/checks.json: hint_policy.failed must be a number" in found
+    assert "unknown key 'sometimes'" in found
+    assert "checks[0] (a) has both" in found
+    assert "checks[1] (b): \"hints\" must be a list" in found
+    assert problems({"checks": [CHECK]}) == []
+
+
+@pytest.mark.parametrize("assignment", list_assignments(), ids=lambda a: a.name)
+def test_shipped_checks_have_levelled_hints_and_no_seed(assignment):
+    assert problems(assignment.spec) == []
+    assert "seed" not in assignment.spec
+    for check in assignment.checks:
+        assert "seed" not in check and "hint" not in check, check["name"]
+        levels = check["hints"]
+        assert len(levels) >= 2, check["name"]
+        # level 1 is a nudge: no gradient formula such as "dx = ..." in it
+        assert not re.search(r"\bd\w* =", levels[0]), (check["name"], levels[0])
+        assert levels[-1] not in levels[0]
+        if "forward_points" in check or "backward_points" in check:
+            assert check["forward_points"] + check["backward_points"] == check["points"], check["name"]

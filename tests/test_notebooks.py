@@ -1,0 +1,129 @@
+"""Every lesson runs as a Jupyter notebook, through a real kernel, and shows its figures inline.
+
+The notebooks are written by ``minigrad lessons notebooks`` (jupytext) and
+executed by nbclient on the ``python3`` kernel that ipykernel installs, in
+quick mode, two kernels at a time.  A lesson fails here when any cell raises,
+when it does not reach ``run.done()``, or when a figure it saved is not shown
+in the notebook as an image/png output.  The time of each notebook is printed
+(``pytest -s``); the limit below only catches a hang.
+"""
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+import nbclient   # the test extra installs nbclient, ipykernel (the python3 kernel) and jupytext
+import nbformat
+import pytest
+from jupyter_client import KernelManager
+
+from minigrad import cli, lesson
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = [Path(p) for p in lesson.find_lessons(str(ROOT / "lessons"))]
+KERNELS_AT_ONCE = 2
+CELL_LIMIT_S = 240
+
+
+def _kernel_environment():
+    env = dict(os.environ)
+    env["MINIGRAD_QUICK"] = "1"
+    env.pop("MINIGRAD_LESSON_OUT", None)   # the default output folder next to the notebook is under test
+    env.pop("MPLBACKEND", None)            # the kernel's own inline backend
+    env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
+    return env
+
+
+async def _execute(path, limit):
+    async with limit:
+        notebook = nbformat.read(path, as_version=4)
+        # local sockets (ipc) instead of TCP: nothing listens on the network, and the kernel says nothing
+        kernel = KernelManager(kernel_name="python3", transport="ipc", ip=str(path.with_suffix(".kernel")))
+        client = nbclient.NotebookClient(notebook, km=kernel, timeout=CELL_LIMIT_S,
+                                         resources={"metadata": {"path": str(path.parent)}})
+        started = time.perf_counter()
+        try:
+            await client.async_execute(env=_kernel_environment())
+            error = None
+        except Exception as failure:  # CellExecutionError, a timeout, a dead kernel
+            error = failure
+        return notebook, error, time.perf_counter() - started
+
+
+async def _execute_all(paths):
+    limit = asyncio.Semaphore(KERNELS_AT_ONCE)
+    return await asyncio.gather(*(_execute(path, limit) for path in paths))
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """{lesson stem: (executed notebook, error or None, seconds, folder)} for every lesson."""
+    folder = tmp_path_factory.mktemp("notebooks")
+    assert cli.main(["lessons", "notebooks", str(folder), "--lessons", str(ROOT / "lessons")]) == 0
+    paths = sorted(folder.glob("*.ipynb"))
+    started = time.perf_counter()
+    results = asyncio.run(_execute_all(paths))
+    print(f"\n{len(paths)} lesson notebooks executed in {time.perf_counter() - started:.1f} s "
+          f"({KERNELS_AT_ONCE} kernels at a time)")
+    return {path.stem: (notebook, error, seconds, folder) for path, (notebook, error, seconds)
+            in zip(paths, results)}
+
+
+def _outputs(notebook):
+    return [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
+
+
+def _text(notebook):
+    parts = []
+    for output in _outputs(notebook):
+        parts.append(output.get("text", ""))
+        parts.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+def test_notebooks_are_written_with_an_install_cell(tmp_path):
+    written = lesson.write_notebooks(str(ROOT / "lessons"), str(tmp_path))
+    assert [Path(p).stem for p in written] == [p.stem for p in LESSONS]
+    notebook = json.loads(Path(written[0]).read_text())
+    first = "".join(notebook["cells"][0]["source"])
+    assert notebook["cells"][0]["cell_type"] == "code"
+    assert "pip install -e" in first and 'find_spec("minigrad")' in first
+    assert str(ROOT) in first, "the install line names this repository"
+    assert "jupytext" not in notebook["metadata"], "a plain notebook, not paired with the lesson file"
+    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def test_notebooks_command_says_where_the_lessons_are(tmp_path, capsys):
+    assert cli.main(["lessons", "notebooks", str(tmp_path), "--lessons", str(tmp_path / "nowhere")]) == 2
+    assert "--lessons" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in LESSONS])
+def test_lesson_runs_as_a_notebook(executed, stem):
+    notebook, error, seconds, folder = executed[stem]
+    if error is not None:
+        pytest.fail(f"{stem}.ipynb failed in the kernel after {seconds:.1f} s:\n{str(error)[-4000:]}")
+    text = _text(notebook)
+    assert "checks passed" in text and "CHECK FAILED" not in text
+    output = folder / "output" / stem                     # next to the notebook, found from the kernel
+    assert f"outputs in {output}" in text
+    saved = sorted(output.glob("*.png"))
+    shown = [o for o in _outputs(notebook) if "image/png" in o.get("data", {})]
+    assert saved, f"{stem} saved no figure"
+    assert len(shown) == len(saved), f"{stem} saved {len(saved)} figures but showed {len(shown)} inline"
+    tables = [o for o in _outputs(notebook) if "text/markdown" in o.get("data", {})]
+    assert tables, f"{stem} rendered no table"
+    assert (output / "results.md").exists()
+    print(f"{stem}.ipynb: {seconds:.1f} s")
+
+
+def test_progress_updates_one_line_in_place(executed):
+    """Lesson 0's training loop logs 10 times; the notebook keeps one line, updated to the last step."""
+    notebook, error, _, _ = executed["00_autograd"]
+    assert error is None
+    progress = [o["data"]["text/plain"] for o in _outputs(notebook)
+                if o.get("output_type") == "display_data" and o.get("data", {}).get("text/plain", "").startswith("step")]
+    assert len(progress) == 1 and progress[0].startswith("step 300/300"), progress
+    streamed = "".join(o.get("text", "") for o in _outputs(notebook))
+    assert "step  30/300" not in streamed
