@@ -7,6 +7,7 @@
     minigrad check SUBMISSION --assignment NAME [--json results.json] [--report report.txt]
                    [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
     minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
+    minigrad lessons notebooks [OUT] [--lessons PATH]
 
 The lessons ship in the repository (lessons/), not in the package: ``minigrad
 lessons`` reads them from ``--lessons`` (default ./lessons, so run it from the
@@ -85,6 +86,9 @@ def _grade(args):
     total = sum(r["total"] for r in rows)
     print(f"{len(rows)} students graded into {args.out} (gradebook.csv; mean {total / max(len(rows), 1):.2f}"
           f" / {rows[0]['max'] if rows else 0:g})")
+    return 0
+
+
 def _notebooks(args):
     from .lesson import write_notebooks
     for path in write_notebooks(args.lessons, args.out):
@@ -149,10 +153,8 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, KeyError, OSError) as error:
-        print(f"minigrad: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
     except (ValueError, KeyError, OSError, ImportError) as error:
-        print(f"minigrad: {error}", file=sys.stderr)
+        print(f"minigrad: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
         return 2
 
 

@@ -9,6 +9,8 @@ field, never shown to a student as a failed check.
 import json
 import os
 
+from .hints import problems as hint_problems
+
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
 ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
@@ -120,12 +122,7 @@ def validate(spec, filename, folder):
             if need(all(_number(p) for p in split), where, "give both forward_points and backward_points"):
                 need(abs(sum(split) - check.get("points", sum(split))) < 1e-9, where + ".points",
                      f"forward_points + backward_points = {sum(split):g}, but points = {check.get('points')!r}")
-    try:
-        from .hints import problems as hint_problems
-    except ImportError:   # hints.py comes with the hints issue; until then only the fields above are checked
-        hint_problems = None
-    if hint_problems is not None:
-        problems.extend(hint_problems(spec, filename))
+    problems.extend(hint_problems(spec, filename))
     if problems:
         raise SpecError("\n".join(problems))
 

@@ -68,7 +68,7 @@ def build(assignment, out, seed=None):
     import numpy
     import minigrad
     from .assignment import load_assignment
-    from .grader import grading_seed
+    from .cases import grading_seed
     assignment = load_assignment(assignment)
     seed = grading_seed(seed)
     package = os.path.dirname(os.path.abspath(minigrad.__file__))
@@ -85,8 +85,10 @@ def build(assignment, out, seed=None):
 
 def run(root="/autograder"):
     """Grade root/submission with root/source's assignment and seed; write root/results/results.json."""
+    from .assignment import find_submission
     from .grader import Grader
     from .report import gradescope, write_atomic
+    from .similarity import reference_flags
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
@@ -95,15 +97,12 @@ def run(root="/autograder"):
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
             results = grader.grade(os.path.join(root, "submission"))
-        flags = []
+        folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
         try:
-            from .similarity import reference_flags
-            from .assignment import find_submission
-            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
             with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
                 flags = reference_flags(f.read(), grader.assignment)
-        except (ImportError, OSError):
-            pass
+        except OSError:   # no file: the checks already say so
+            flags = []
         data = gradescope(results, flags)
     except Exception as error:   # the grader's own failure: say so, instead of an empty page
         data = {"score": 0, "output": f"the autograder failed ({type(error).__name__}: {error}); "

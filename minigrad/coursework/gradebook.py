@@ -27,9 +27,11 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from . import similarity
 from .assignment import load_assignment
 from .autograder import minigrad_version
 from .grader import Grader
+from .make import student_version
 from .report import gradescope, table, write_atomic
 from .sandbox import Limits, WorkerFailed, _copy_submission
 
@@ -43,14 +45,6 @@ def students_in(folder):
 def _inside(path, folder):
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder + os.sep)
-
-
-def _similarity():
-    try:
-        from . import similarity
-    except ImportError:   # similarity.py comes with the copy-detection issue
-        return None
-    return similarity
 
 
 def _source(folder, module):
@@ -98,7 +92,6 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
     done = [len(names) - len(todo)]
     lock = threading.Lock()
-    similarity = _similarity()
 
     def one(name):
         folder = os.path.join(snapshot, name)
@@ -109,7 +102,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
                                              f"submission: {error}"), "status": "crashed"}, {})
                        for check in grader.checks]
         source = _source(folder, assignment.module)
-        flags = similarity.reference_flags(source, assignment) if similarity else []
+        flags = similarity.reference_flags(source, assignment)
         _write_student(out, name, results, flags, grader.seed)
         with lock:
             done[0] += 1
@@ -130,7 +123,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     finally:
         grader.close()
         shutil.rmtree(snapshot, ignore_errors=True)
-    pairs = similarity.pairwise(sources) if similarity and len(sources) > 1 else []
+    pairs = similarity.pairwise(sources, base=student_version(assignment.reference))
     _write_similarity(out, pairs, progress)
     rows = _rows(out, names, grader.checks)
     _write_gradebook(out, rows, grader.checks)

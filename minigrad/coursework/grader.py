@@ -31,23 +31,9 @@ import numpy
 from ..finite_differences import EPS, compare as judge_gradient, relative_error
 from .assignment import find_submission, load_assignment
 from .cases import Reference, arguments, grading_seed, objective, uses
-from .diagnostics import compare, diagnose_gradient
+from .diagnostics import compare, diagnose_gradient, dtype_problem
+from .hints import hints_for
 from .sandbox import Limits, Worker, WorkerFailed
-
-try:   # the dtype rule's words and the hints come with the diagnoses issue
-    from .diagnostics import dtype_problem
-except ImportError:
-    def dtype_problem(name, array):
-        if getattr(array, "dtype", None) in (numpy.float32, numpy.float16):
-            return f"{name} is {array.dtype}, but float64 is expected"
-        return ""
-try:
-    from .hints import hints_for
-except ImportError:
-    def hints_for(assignment_spec, check_spec, outcome):
-        hints = check_spec.get("hints") or ([check_spec["hint"]] if check_spec.get("hint") else [])
-        return [] if outcome == "passed" else hints
-
 
 def _largest_error(name, analytic, numeric, atol):
     """(max relative error, where) over the elements larger than atol: a 1e-12 next to a 0 is not an error of 1."""
@@ -285,23 +271,3 @@ def grade(submission, assignment, only=None, time_limit=10.0, memory_mb=1024, se
     with Grader(assignment, seed=seed, only=only, limits=Limits(time_s=time_limit, memory_mb=memory_mb)) as grader:
         return grader.grade(submission)
 
-
-def numeric_gradients(forward, args, positions, douts, eps=EPS):
-    """Central differences of L = sum_k <douts_k, forward(args)_k> for the args at ``positions``, in this process.
-
-    For the public tests students run on their own code (testing.check_backward); the grader itself asks
-    its workers for the nudged forwards instead."""
-    from ..finite_differences import central_difference
-    grads = []
-    for position in positions:
-        x = args[position]
-        plus, minus = numpy.zeros(x.shape), numpy.zeros(x.shape)
-        for index in numpy.ndindex(*x.shape):
-            original = x[index]
-            x[index] = original + eps
-            plus[index] = objective(forward([a.copy() if isinstance(a, numpy.ndarray) else a for a in args]), douts)
-            x[index] = original - eps
-            minus[index] = objective(forward([a.copy() if isinstance(a, numpy.ndarray) else a for a in args]), douts)
-            x[index] = original
-        grads.append(central_difference(plus, minus, eps))
-    return grads
