@@ -75,6 +75,7 @@ def test_a_typo_in_checks_json_is_the_instructors_error(tmp_path, capsys):
     spec = json.loads((assignment / "checks.json").read_text())
     spec["checks"][1]["ponits"] = spec["checks"][1].pop("points")
     spec["checks"][0]["inputs"][0]["shape"] = ["N", "DD"]
+    spec["checks"][0]["seed"] = 201                        # an older file: seeds are no longer shipped
     (assignment / "checks.json").write_text(json.dumps(spec))
     submissions = make_class(tmp_path)
     assert main(["grade", str(submissions), "--assignment", str(assignment), "--out", str(tmp_path / "o")]) == 2
@@ -82,6 +83,7 @@ def test_a_typo_in_checks_json_is_the_instructors_error(tmp_path, capsys):
     assert str(assignment / "checks.json") in err
     assert "checks[1] (sequence): unknown field 'ponits'" in err
     assert "checks[0] (step).inputs[0] (x).shape: 'DD' is not given in every case" in err
+    assert "checks[0] (step).seed: no longer read" in err
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").rglob("report.txt"))
 
 

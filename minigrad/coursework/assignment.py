@@ -16,7 +16,7 @@ KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()
 ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
 CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
                 "cases", "points", "forward_points", "backward_points", "hints", "hint", "atol", "rtol",
-                "forward_atol", "forward_rtol", "seed"}
+                "forward_atol", "forward_rtol"}
 INPUT_FIELDS = {"name", "shape", "value", "causal", "scale", "shift", "grad", "time_axis"}
 
 
@@ -57,7 +57,10 @@ def validate(spec, filename, folder):
         where = f"checks[{number}] ({name})"
         need(isinstance(name, str) and name and name not in seen, where + ".name", "a unique non-empty name")
         seen.add(name)
-        for key in sorted(set(check) - CHECK_FIELDS):
+        if "seed" in check:
+            problems.append(f"{filename}: {where}.seed: no longer read: the grading run draws the inputs from its own "
+                            "seed (--seed, or MINIGRAD_GRADING_SEED), which is not shipped; remove the field")
+        for key in sorted(set(check) - CHECK_FIELDS - {"seed"}):
             problems.append(f"{filename}: {where}: unknown field {key!r} (known: {', '.join(sorted(CHECK_FIELDS))})")
         kind = check.get("kind")
         if need(kind in KINDS, where + ".kind", f"one of {', '.join(KINDS)}, got {kind!r}"):
