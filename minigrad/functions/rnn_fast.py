@@ -49,6 +49,13 @@ in brackets):
      (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
      steps of the LSTM and GRU, where each is one NumPy call fewer than the
      expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
+  9. One sequence (N = 1, the LSTM): a step's gates (4, 1, H) gate-major are
+     also the row (1, 4H), so the recurrent product h_{t-1} W_hh^T is one 2-D
+     ``dot`` with the (H, 4H) W_hh^T instead of a batched matmul over the
+     gates, and dh_{t-1} = sum_k da_k W_hh,k is one 2-D dot, da (1, 4H) W_hh,
+     instead of a matmul per gate and their sum (``_recurrent_weights``,
+     ``_recurrent_grad``).  (Replaces `a = ... + h @ w_hh.T` and `dh = da @ w_hh`
+     for N = 1; plain: tiny LSTM +10%, of which the dot instead of a 2-D matmul 3%.)
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
@@ -126,6 +133,31 @@ def _gate_blocks_T(xp, w):
     """(n_gates*H, H) recurrent weights -> (n_gates, H, H), block k = W_k^T, contiguous."""
     H = w.shape[1]
     return xp.ascontiguousarray(w.reshape(-1, H, H).transpose(0, 2, 1))
+
+
+def _recurrent_weights(xp, w, N):
+    """(n_gates*H, H) recurrent weights -> the right operand of h_{t-1} (N, H) for a step's gates (block 9).
+
+    (n_gates, H, H), block k = W_k^T, giving the gates gate-major, (n_gates, N, H); for one
+    sequence (N = 1) the (H, n_gates*H) matrix W^T instead: its (1, n_gates*H) row product IS
+    the gates gate-major, from one 2-D matmul.
+    """
+    if N == 1:
+        return xp.ascontiguousarray(w.T)
+    return _gate_blocks_T(xp, w)
+
+
+def _recurrent_grad(xp, da, w_hh, parts):
+    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H) (block 9).
+
+    A batched matmul per gate into ``parts`` (n_gates, N, H) and their sum; for one sequence
+    (N = 1) da is the row [da_1, ..., da_k] and the sum is ONE 2-D matmul, da (1, n_gates*H) W_hh.
+    """
+    n_gates, N, H = da.shape
+    if N == 1:
+        return xp.dot(da.reshape(1, n_gates * H), w_hh)
+    xp.matmul(da, w_hh.reshape(n_gates, H, H), out=parts)
+    return parts.sum(axis=0)
 
 
 def _input_grad(xp, dA, w_ih):
@@ -271,7 +303,7 @@ class FastLSTMFunction(Function):
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
         G = _input_projection(xp, x, w_ih * half_rows[:, None],         # (4, T, N, H): a / 2 (a for g)
                               [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
-        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])          # (4, H, H): W_hh,k^T halved
+        w_rec = _recurrent_weights(xp, w_hh * half_rows[:, None], N)    # W_hh^T halved, block 9
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         half = xp.empty((4, N, H), dtype=x.dtype)
@@ -280,11 +312,13 @@ class FastLSTMFunction(Function):
         G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's gates, a view
         gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
         i, f, g, o = gates
+        gates_rec = gates.reshape(1, 4 * H) if N == 1 else gates        # block 9: as a (1, 4H) row
+        product = xp.dot if N == 1 else xp.matmul                       #   (dot: the cheaper 2-D call)
         ig = xp.empty((N, H), dtype=x.dtype)
         tanh_c = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
-            xp.matmul(hs[prev], w_hh_T, out=gates)                      # h_{t-1} W_hh,k^T for each gate k
+            product(hs[prev], w_rec, out=gates_rec)                      # h_{t-1} W_hh,k^T for each gate k
             xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
@@ -322,7 +356,6 @@ class FastLSTMFunction(Function):
             f_carry = G[1] * valid + padded                             # a padded step passes dc through
         dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
         dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        w_hh_k = w_hh.reshape(4, H, H)                                  # W_hh,k: gate k's rows
         dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
         dh_next, dc_next = dh_n, dc_n
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
@@ -346,8 +379,7 @@ class FastLSTMFunction(Function):
                 dc = dc_next + dh * slope_c[t - lo]
                 da[:3] *= dc                                            # da_i, da_f, da_g
                 da[3] *= dh                                             # da_o
-                xp.matmul(da, w_hh_k, out=dh_parts)                     # da_k W_hh,k for each gate k
-                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = sum_k da_k W_hh,k
+                dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
                 dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
