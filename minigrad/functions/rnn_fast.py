@@ -56,6 +56,9 @@ in brackets):
      instead of a matmul per gate and their sum (``_recurrent_weights``,
      ``_recurrent_grad``).  (Replaces `a = ... + h @ w_hh.T` and `dh = da @ w_hh`
      for N = 1; plain: tiny LSTM +10%, of which the dot instead of a 2-D matmul 3%.)
+ 10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
+     it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
+     more (plain: tiny LSTM +4%).
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
@@ -347,6 +350,7 @@ class FastLSTMFunction(Function):
         x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         H = w_hh.shape[1]
+        dout = xp.ascontiguousarray(dout)                               # block 10: not a broadcast view
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         c_new, c_prev, _ = _outputs(cs, ctx.reverse)
         f_carry = G[1]                                                  # dc_{t-1} = dc * f
