@@ -54,8 +54,11 @@ in brackets):
      ``dot`` with the (H, 4H) W_hh^T instead of a batched matmul over the
      gates, and dh_{t-1} = sum_k da_k W_hh,k is one 2-D dot, da (1, 4H) W_hh,
      instead of a matmul per gate and their sum (``_recurrent_weights``,
-     ``_recurrent_grad``).  (Replaces `a = ... + h @ w_hh.T` and `dh = da @ w_hh`
-     for N = 1; plain: tiny LSTM +10%, of which the dot instead of a 2-D matmul 3%.)
+     ``_recurrent_grad``).  Likewise the input projection is the plain rows
+     (T, 4H) = (T, 4, 1, H), one 2-D matmul whose step t is a contiguous
+     (4, 1, H) block (G is then filled step by step).  (Replaces `a = ... + h @
+     w_hh.T`, `dh = da @ w_hh` and ``_input_projection``'s gate-major layout for
+     N = 1; plain: tiny LSTM +10% for the two step products, +5% for the projection.)
  10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
      more (plain: tiny LSTM +4%).
@@ -114,11 +117,12 @@ def _with_ones(xp, x):
     return ones
 
 
-def _input_projection(xp, x, w_ih, biases, n_gates):
+def _input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
     """x W_ih^T + biases for all T steps, gate-major: (T, N, D) -> (n_gates, T, N, H), ONE matmul.
 
     Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih).  With
-    biases it is [x, 1] [W_ih, b]^T (block 7).
+    biases it is [x, 1] [W_ih, b]^T (block 7).  gate_major=False: the plain rows
+    (T*N, n_gates*H), one 2-D matmul (block 9).
     """
     T, N, D = x.shape
     H = w_ih.shape[0] // n_gates
@@ -128,6 +132,8 @@ def _input_projection(xp, x, w_ih, biases, n_gates):
         w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
     else:
         x = x.reshape(T * N, D)
+    if not gate_major:
+        return xp.matmul(x, w_ih.T)
     w_k_T = w_ih.reshape(n_gates, H, w_ih.shape[1]).transpose(0, 2, 1)  # (n_gates, D[+1], H): W_ih,k^T
     return xp.matmul(x, w_k_T).reshape(n_gates, T, N, H)
 
@@ -304,8 +310,15 @@ class FastLSTMFunction(Function):
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # (4, T, N, H): a / 2 (a for g)
-                              [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+        projection = _input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
+                                       [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4,
+                                       gate_major=N > 1)
+        if N == 1:                                                      # block 9: rows (T, 4H) = (T, 4, 1, H)
+            G_in = projection.reshape(T, 4, N, H)                       # G_in[t]: step t's x part, contiguous
+            G = xp.empty((4, T, N, H), dtype=x.dtype)                   # (4, T, N, H), filled step by step
+        else:
+            G = projection                                              # (4, T, N, H), gate-major
+            G_in = G.transpose(1, 0, 2, 3)                              # G_in[t]: step t's x part, a view
         w_rec = _recurrent_weights(xp, w_hh * half_rows[:, None], N)    # W_hh^T halved, block 9
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
@@ -322,7 +335,7 @@ class FastLSTMFunction(Function):
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
             product(hs[prev], w_rec, out=gates_rec)                      # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
+            xp.add(gates, G_in[t], out=gates)                           #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
             xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
