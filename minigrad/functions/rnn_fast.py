@@ -61,7 +61,7 @@ in brackets):
      N = 1; plain: tiny LSTM +10% for the two step products, +5% for the projection.)
  10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
-     more (plain: tiny LSTM +4%).
+     more (plain: tiny LSTM +3%, its Function alone +4%).
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
