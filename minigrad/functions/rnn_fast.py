@@ -334,7 +334,7 @@ class FastLSTMFunction(Function):
         tanh_c = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
-            product(hs[prev], w_rec, out=gates_rec)                      # h_{t-1} W_hh,k^T for each gate k
+            product(hs[prev], w_rec, out=gates_rec)                     # h_{t-1} W_hh,k^T for each gate k
             xp.add(gates, G_in[t], out=gates)                           #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
