@@ -3,8 +3,10 @@
     minigrad assignment list
     minigrad assignment make SOURCE OUT [--with-solutions] [--force]
     minigrad assignment new NAME [DIR]
-    minigrad check SUBMISSION --assignment NAME [--json results.json] [--only CHECK ...]
-                   [--time-limit S] [--memory-limit MB]
+    minigrad assignment autograder NAME out.zip [--seed N]
+    minigrad check SUBMISSION --assignment NAME [--json results.json] [--report report.txt]
+                   [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
+    minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
     minigrad lessons notebooks [OUT] [--lessons PATH]
 
 The lessons ship in the repository (lessons/), not in the package: ``minigrad
@@ -16,6 +18,7 @@ SOURCE and --assignment are a shipped assignment's name or the path of an assign
 """
 import argparse
 import json
+import os
 import sys
 
 
@@ -50,14 +53,40 @@ def _new(args):
 
 
 def _check(args):
-    from .coursework import grade, gradescope, table
-    results = grade(args.submission, args.assignment, only=args.only, time_limit=args.time_limit,
-                    memory_mb=args.memory_limit)
-    print(table(results))
+    from .coursework.grader import Grader
+    from .coursework.report import gradescope, table, write_atomic
+    from .coursework.sandbox import Limits
+    limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
+    hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
+    with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide) as grader:
+        print(f"grading seed: {grader.seed}", file=sys.stderr)
+        results = grader.grade(args.submission)
+    text = table(results)
+    print(text)
+    if args.report:   # reports last, each written whole
+        write_atomic(args.report, text + "\n")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(gradescope(results), f, indent=2)
+        write_atomic(args.json, json.dumps(gradescope(results), indent=2) + "\n")
     return 0 if all(r["passed"] for r in results) else 1
+
+
+def _autograder(args):
+    from .coursework.autograder import build
+    seed = build(args.source, args.out, seed=args.seed)
+    print(f"{args.out}: a Gradescope autograder (grading seed {seed}; keep the zip from students)")
+    return 0
+
+
+def _grade(args):
+    from .coursework.gradebook import grade_folder
+    from .coursework.sandbox import Limits
+    rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,
+                        only=args.only, seed=args.seed,
+                        limits=Limits(time_s=args.time_limit, memory_mb=args.memory_limit), progress=sys.stderr)
+    total = sum(r["total"] for r in rows)
+    print(f"{len(rows)} students graded into {args.out} (gradebook.csv; mean {total / max(len(rows), 1):.2f}"
+          f" / {rows[0]['max'] if rows else 0:g})")
+    return 0
 
 
 def _notebooks(args):
@@ -79,6 +108,12 @@ def parser():
     make.add_argument("--with-solutions", action="store_true", help="keep the solutions (the instructor's copy)")
     make.add_argument("--force", action="store_true", help="write into OUT even if it is not empty")
     make.set_defaults(run=_make)
+    autograder = actions.add_parser("autograder", help="write a Gradescope autograder zip for an assignment")
+    autograder.add_argument("source", help="a shipped assignment's name, or an assignment folder")
+    autograder.add_argument("out", help="the zip to write")
+    autograder.add_argument("--seed", type=int,
+                            help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
+    autograder.set_defaults(run=_autograder)
     new = actions.add_parser("new", help="scaffold a private assignment in a folder of your own")
     new.add_argument("name", help="the assignment's name; students write NAME.py")
     new.add_argument("dir", nargs="?", help="the folder to create (default: ./NAME)")
@@ -87,10 +122,24 @@ def parser():
     check.add_argument("submission", help="the student's file, or a folder holding it")
     check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
     check.add_argument("--json", help="also write the results for Gradescope to this file")
+    check.add_argument("--report", help="also write the table and diagnoses to this file")
+    check.add_argument("--seed", type=int, help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")
     check.add_argument("--only", nargs="+", help="run only these checks")
     check.add_argument("--time-limit", type=float, default=10.0, help="seconds per check (default 10)")
     check.add_argument("--memory-limit", type=int, default=1024, help="MB per check (default 1024)")
     check.set_defaults(run=_check)
+    grade = commands.add_parser("grade", help="grade a folder of submissions (one folder per student)")
+    grade.add_argument("submissions", help="a folder holding one folder per student")
+    grade.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
+    grade.add_argument("--out", required=True, help="where the gradebook and the reports go (outside submissions)")
+    grade.add_argument("-j", "--jobs", type=int, default=1, help="students graded at once (default 1)")
+    grade.add_argument("--regrade", action="store_true", help="grade again students already graded in --out")
+    grade.add_argument("--only", nargs="+", help="run only these checks")
+    grade.add_argument("--seed", type=int, help="the grading seed (default: the one recorded in --out, "
+                       "else MINIGRAD_GRADING_SEED, else a fresh one)")
+    grade.add_argument("--time-limit", type=float, default=10.0, help="seconds per check (default 10)")
+    grade.add_argument("--memory-limit", type=int, default=1024, help="MB per worker (default 1024)")
+    grade.set_defaults(run=_grade)
     lessons = commands.add_parser("lessons", help="the lessons as Jupyter notebooks")
     lesson_actions = lessons.add_subparsers(dest="action", required=True)
     notebooks = lesson_actions.add_parser("notebooks", help="write an .ipynb for every lesson")
@@ -105,7 +154,7 @@ def main(argv=None):
     try:
         return args.run(args)
     except (ValueError, KeyError, OSError, ImportError) as error:
-        print(f"minigrad: {error}", file=sys.stderr)
+        print(f"minigrad: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
         return 2
 
 

@@ -1,176 +1,349 @@
-"""Run one check of a submission in its own process, with a time and a memory limit.
+"""Start, talk to and end a worker: the grader's side of the sandbox.
 
-The grader never runs a submission in its own process.  For each check it
-starts a child, which
+    with Worker(folder, "rnn.py", Limits()) as worker:     # a fresh interpreter on a copy of `folder`
+        header, arrays = worker.request(header, arrays, timeout=10)
 
-    1. lowers its own limits (``resource.setrlimit``): address space (the
-       memory it has now plus ``memory_mb``), CPU time (a backstop) and the
-       size of the files it writes (its printed output);
-    2. imports the submission, runs the check (``grader.run_check_here``) and
-       writes a JSON result to a file;
+Process tree, and who can reach whom:
 
-while the parent waits at most ``time_limit`` seconds, then kills the child
-and everything the child started.  Whatever the submission does (raise, loop
-forever, fill the memory, call ``sys.exit`` or ``os._exit``), the parent gets
-a result: the child's own, or one it writes from the way the child ended.
+    grader (this module)  --pipes-->  supervisor.py  (root, or the grader's user)
+                                          |  subreaper, reports the worker's pid and exit
+                                          v
+                                      worker.py  (new session; its own uid when the grader is root)
 
-Two ways to start the child:
-    "fork"   (Linux) a copy of the grader, which has NumPy and minigrad loaded
-             already: a check starts in milliseconds
-    "spawn"  ``python -m minigrad.coursework.sandbox ...``: a fresh interpreter
-             (about half a second to import NumPy and minigrad), for systems
-             without a safe fork
-This isolates mistakes, not attacks: a submission can still read or write files.
+- The worker is a fresh interpreter (``python -I -B``: no PYTHON* variables,
+  no user site, not a fork: nothing of the grader's memory is in it), started
+  in an empty temporary folder holding a copy of the submission's folder
+  (regular files only, no symlinks), with an environment of a few variables.
+- Limits, set by the worker on itself before the submission is imported:
+  memory, CPU time, output file size, number of processes (``Limits``); and
+  here, a wall-clock limit on every request.
+- As root (Docker, Gradescope) the worker becomes an unprivileged uid of its
+  own: the first free one from ``MINIGRAD_WORKER_UID`` (default 64000) on,
+  held with a lock file while the worker lives (``claim_uid``).  It then cannot signal the grader or the supervisor,
+  read a folder that is not world-readable, or write anywhere that is not
+  world-writable; and every process of that uid is the worker's, so all of
+  them (setsid and double-forked ones included) are killed at the end.
+- As root, the worker also covers, in a mount namespace of its own, the
+  folders named in ``hide`` (this package's coursework folder with the
+  shipped references, the instructor's assignment, the class's submissions,
+  the reports) with empty unreadable mounts: where the OS allows it (root
+  with CAP_SYS_ADMIN; a default Docker container does not), a submission
+  cannot even read those files by their path.
+- Not as root, the worker runs as the grader's user: it is still a fresh
+  process in its own folder whose answers are only arrays, but it could
+  signal or ptrace the grader's other processes and read or write the
+  grader's files.  Grade untrusted code as root in a container.
+
+``Worker.close`` (also on leaving the ``with``) tells the supervisor to kill
+the worker's session, every process below the supervisor and, as root, every
+process of the worker's uid; then checks /proc itself and kills what is left.
 """
 import json
 import os
+import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from . import protocol
+from .supervisor import processes
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIBRARY = os.path.dirname(os.path.dirname(HERE))   # the folder holding this minigrad package
+MAX_COPY_BYTES = 64 << 20
+DEFAULT_BASE_UID = 64000
 
 
-def default_method():
-    return "fork" if sys.platform.startswith("linux") else "spawn"
+class Limits:
+    """What one worker may use: wall-clock seconds per check, memory MB, CPU seconds, output MB, processes."""
+
+    def __init__(self, time_s=10.0, memory_mb=1024, cpu_s=None, output_mb=64, processes=32):
+        self.time_s, self.memory_mb, self.output_mb, self.processes = time_s, memory_mb, output_mb, processes
+        self.cpu_s = cpu_s if cpu_s is not None else 10 * time_s + 10   # a backstop; the clock is the real limit
 
 
-def _memory_in_use():
-    """Virtual memory of this process in bytes (0 where /proc is missing)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+class WorkerFailed(Exception):
+    """The worker did not answer: ``reason`` says why in words a student reads."""
+
+    def __init__(self, reason, status="crashed"):
+        super().__init__(reason)
+        self.reason, self.status = reason, status
 
 
-def _limit(memory_mb, time_limit):
-    try:
-        import resource
-    except ImportError:  # Windows: no limits but the parent's clock
-        return
-    memory = _memory_in_use() + int(float(memory_mb) * 2 ** 20)
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    cpu = int(float(time_limit)) + 2  # the parent's wall-clock limit is the real one
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    output = 64 * 2 ** 20  # a print in an endless loop must not fill the disk
-    resource.setrlimit(resource.RLIMIT_FSIZE, (output, output))
+def claim_uid():
+    """(uid, lock) for a new worker, or (None, None) when not root (no switch possible).
 
-
-def _child(assignment_dir, submission, check, result_path, memory_mb, time_limit):
-    """The child's whole life: limits, the check, the result file, exit without cleanup."""
-    _limit(memory_mb, time_limit)
-    from minigrad.autograd import enable_grad
-    from minigrad.coursework.grader import run_check_here
-    try:
-        with enable_grad():
-            result = run_check_here(assignment_dir, submission, check, memory_mb=float(memory_mb))
-    except BaseException as error:  # anything the grader did not turn into a result itself
-        result = {"passed": False, "status": "crashed",
-                  "message": f"the grader could not run this check: {type(error).__name__}: {error}"}
-    with open(result_path, "w", encoding="utf-8") as f:
-        json.dump(result, f)
-    os._exit(0)  # no interpreter teardown: the submission's atexit handlers do not run
-
-
-def _environment():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"   # no __pycache__ in the student's folder
-    env["MINIGRAD_DEVICE"] = "cpu"
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[name] = "1"                    # one thread per check: checks are tiny
-    return env
-
-
-def _spawn(arguments, log, time_limit):
-    """Start a fresh interpreter; returns its exit status (negative: killed by that signal) or None on timeout."""
-    process = subprocess.Popen([sys.executable, "-m", "minigrad.coursework.sandbox", *arguments],
-                               cwd=os.path.dirname(arguments[3]), env=_environment(), stdin=subprocess.DEVNULL,
-                               stdout=log, stderr=log, start_new_session=True)
-    try:
-        return process.wait(timeout=time_limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # the child and anything it started
-        process.wait()
-        return None
-
-
-def _fork(arguments, log, time_limit):
-    """Fork this process; the same return values as _spawn."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never return into the grader's code
+    As root: the first uid from MINIGRAD_WORKER_UID (default 64000) that no process uses and no other
+    worker holds (a lock file per uid, held while the worker lives): parallel jobs and other grading
+    runs on the machine each get a uid of their own, so "every process of this uid" means this worker's."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None, None
+    import fcntl
+    base = int(os.environ.get("MINIGRAD_WORKER_UID", DEFAULT_BASE_UID))
+    if base <= 0:
+        raise ValueError(f"MINIGRAD_WORKER_UID={base}: the worker's uid must not be root's")
+    folder = os.path.join(tempfile.gettempdir(), "minigrad-worker-uids")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != 0 or not os.path.isdir(folder) or os.path.islink(folder):
+        raise RuntimeError(f"{folder} must be a folder of root's")
+    for uid in range(base, base + 4096):
+        lock = open(os.path.join(folder, f"{uid}.lock"), "a")
         try:
-            os.setsid()
-            os.chdir(os.path.dirname(arguments[3]))
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-            sys.stdout = sys.stderr = open(log.fileno(), "w", closefd=False)
-            _child(*arguments)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        if not any(owner == uid for _, _, owner in processes().values()):
+            return uid, lock
+        lock.close()
+    raise RuntimeError(f"no free uid for a worker from MINIGRAD_WORKER_UID={base} on")
+
+
+def _copy_submission(folder, target, python_only=False):
+    """Copy the regular files and folders of ``folder`` into ``target`` (no symlinks, no devices, 64 MB at most).
+
+    ``python_only``: only the .py files at the top of ``folder`` (a file was graded, not a folder: its
+    neighbours in, say, a home folder are not the submission)."""
+    total = 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        if python_only:
+            dirs[:] = []
+            files = [name for name in files if name.endswith(".py")]
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d)) and d != "__pycache__"]
+        relative = os.path.relpath(root, folder)
+        os.makedirs(os.path.join(target, relative), exist_ok=True)
+        for name in files:
+            source = os.path.join(root, name)
+            if os.path.islink(source) or not os.path.isfile(source):
+                continue
+            total += os.path.getsize(source)
+            if total > MAX_COPY_BYTES:
+                raise WorkerFailed(f"your submission holds more than {MAX_COPY_BYTES >> 20} MB of files")
+            shutil.copyfile(source, os.path.join(target, relative, name))
+
+
+def _give_to(path, uid):
+    for root, dirs, files in os.walk(path):
+        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+            os.lchown(name, uid, uid)
+
+
+def _environment(workdir):
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+            "MINIGRAD_DEVICE": "cpu", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _signal_reason(code, limits):
+    if code is None or code >= 0:
+        return (f"your code ended the process with exit code {code} before the check finished "
+                "(os._exit, or a crash in a library?)")
+    name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+    return {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
+            "SIGKILL": f"was killed, most likely for using more than {limits.memory_mb} MB of memory",
+            "SIGXFSZ": f"printed more than {limits.output_mb} MB of output",
+            "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
+
+
+class Worker:
+    """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
+
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False):
+        self.limits = limits or Limits()
+        self.uid, self.uid_lock = (None, None) if trusted else claim_uid()   # the reference needs no sandbox
+        self.supervisor = None
+        self.pid = None
+        self.closed = False
+        self.hide = [HERE] + list(hide)     # the grader's code and the shipped references, and the caller's paths
+        self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
+        self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
+        try:
+            self._start(folder, module, python_only)
         except BaseException:
-            import traceback
-            traceback.print_exc()
-        finally:
-            os._exit(70)
-    deadline = time.monotonic() + time_limit
-    pause = 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        if time.monotonic() > deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
+            self.close()
+            raise
+
+    def _start(self, folder, module, python_only):
+        if folder is not None:
+            _copy_submission(folder, self.workdir, python_only)
+        if self.uid is not None:
+            _give_to(self.workdir, self.uid)
+        self.log = os.path.join(self.private, "output.txt")
+        own = sum(1 for _, _, uid in processes().values() if uid == os.getuid()) if self.uid is None else 0
+        config = {"module": module, "library": LIBRARY, "uid": self.uid, "gid": self.uid,
+                  "memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
+                  "output_mb": self.limits.output_mb, "nproc": own + self.limits.processes, "hide": self.hide}
+        request_read, self.request_write = os.pipe()
+        self.reply_read, reply_write = os.pipe()
+        control_read, self.control_write = os.pipe()
+        self.status_read, status_write = os.pipe()
+        supervised = {"command": [sys.executable, "-I", "-B", os.path.join(HERE, "worker.py"), json.dumps(config)],
+                      "workdir": self.workdir, "env": _environment(self.workdir), "log": self.log,
+                      "control": control_read, "status": status_write, "uid": self.uid}
+        self.supervisor = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), json.dumps(supervised)],
+            stdin=request_read, stdout=reply_write, stderr=subprocess.DEVNULL,
+            pass_fds=(control_read, status_write), cwd=self.private, start_new_session=True)
+        for fd in (request_read, reply_write, control_read, status_write):
+            os.close(fd)
+        self.requests = os.fdopen(self.request_write, "wb")
+        self.status = b""
+        first = self._status_line(timeout=60)
+        self.pid = int(first) if first and first.isdigit() else None
+        header, _ = self._receive(time.monotonic() + 120)   # a loaded machine can take a while to import NumPy
+        if header.get("status") == "started":
+            header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
+        if header.get("status") != "ready":
+            raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
+                               status="import")
+        self.hidden = header.get("hidden", [])
+        if not self.alive():
+            raise WorkerFailed(self.death_reason(), status="import")
+
+    # ------------------------------------------------------------------ talking
+
+    def _status_line(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.status:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.status_read], [], [], left)[0]:
+                return None
+            chunk = os.read(self.status_read, 4096)
+            if not chunk:
+                return None
+            self.status += chunk
+        line, self.status = self.status.split(b"\n", 1)
+        return line.decode("ascii", "replace")
+
+    def _receive(self, deadline, max_payload=protocol.MAX_PAYLOAD):
+        reader = _DeadlineReader(self.reply_read, deadline)
+        try:
+            return protocol.read_message(reader, max_payload)
+        except TimeoutError:
+            self.close()
+            raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
+                               "ends, or code far too slow for these small inputs", status="timeout")
+        except protocol.PipeClosed:   # the worker is gone, or going
+            raise WorkerFailed(self.death_reason())
+        except protocol.ProtocolError as error:
+            self.close()
+            raise WorkerFailed(f"your code answered with something the grader does not accept ({error}): "
+                               "an output of the wrong shape or type?")
+
+    def request(self, header, arrays=(), timeout=None, max_payload=protocol.MAX_PAYLOAD):
+        """Send one request; the reply (header, arrays).  Raises WorkerFailed when the worker does not answer.
+
+        ``max_payload``: the most bytes of arrays the reply may carry (the grader knows what to expect)."""
+        if self.closed:
+            raise WorkerFailed("the worker was already stopped")
+        timeout = self.limits.time_s if timeout is None else timeout
+        try:
+            protocol.write_message(self.requests, header, arrays)
+        except (BrokenPipeError, OSError):
+            self.close()
+            raise WorkerFailed(self.death_reason())
+        reply = self._receive(time.monotonic() + timeout, max_payload)
+        if not self.alive():   # it killed its supervisor: nothing it says can be trusted any more
+            raise WorkerFailed(self.death_reason(), status="supervisor")
+        return reply
+
+    def alive(self):
+        """Whether the supervisor still runs: a worker that killed it is not to be trusted any more."""
+        return self.supervisor is not None and self.supervisor.poll() is None
+
+    def output_tail(self, lines=8):
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(0, os.path.getsize(self.log) - 4000))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def death_reason(self):
+        """Why the worker went away, from the supervisor's report of its exit status."""
+        if not self.closed and self.supervisor is not None:
+            try:   # a worker that ended on its own is noticed by the supervisor within 50 ms
+                self.supervisor.wait(timeout=2)
+            except subprocess.TimeoutExpired:
                 pass
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(pause)
-        pause = min(2 * pause, 0.02)
-
-
-def run_check(assignment_dir, submission, check, time_limit=10.0, memory_mb=1024, method=None):
-    """Run the check named ``check`` ("__import__" only imports) and return its result dict.
-
-    The dict has at least ``passed`` (bool) and ``message``; a check that the
-    child could not finish has ``status`` "timeout" or "crashed".
-    """
-    with tempfile.TemporaryDirectory(prefix="minigrad-check-") as workdir:
-        result_path = os.path.join(workdir, "result.json")
-        arguments = [os.path.abspath(assignment_dir), os.path.abspath(submission), check, result_path,
-                     str(memory_mb), str(time_limit)]
-        with open(os.path.join(workdir, "output.txt"), "w+b") as log:
-            start = _fork if (method or default_method()) == "fork" else _spawn
-            code = start(arguments, log, time_limit)
-            log.seek(0)
-            output = log.read().decode("utf-8", "replace").strip()
-        if code is None:
-            return {"passed": False, "status": "timeout",
-                    "message": f"stopped after {time_limit:g} s: an infinite loop, a wait that never ends, "
-                               "or code far too slow for these small inputs"}
-        if os.path.exists(result_path):
-            with open(result_path, encoding="utf-8") as f:
-                return json.load(f)
-        if code < 0:
-            name = signal.Signals(-code).name
-            reason = {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
-                      "SIGKILL": f"was killed, most likely for using more than {memory_mb} MB of memory",
-                      "SIGXFSZ": "printed more than 64 MB of output",
-                      "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
-            message = f"the check {reason}"
+        self.close()
+        if self.exit_line is None:
+            reason = ("the process supervising your code was killed (does your code signal its parent?): "
+                      "grading stopped")
         else:
-            message = (f"the process ended with exit code {code} before the check finished "
-                       "(os._exit, or a crash in a library?)")
-        tail = "\n".join(output.splitlines()[-8:])
-        return {"passed": False, "status": "crashed", "message": message + (f"\n{tail}" if tail else "")}
+            code = self.exit_line.split()[-1]
+            reason = "the check " + _signal_reason(None if code == "None" else int(code), self.limits)
+        tail = self.output_tail()
+        return reason + (f"\nlast lines of your output:\n{tail}" if tail else "")
+
+    # ------------------------------------------------------------------ ending
+
+    exit_line = None
+    leftovers = ()
+
+    def close(self):
+        """Stop the worker and everything it started; check /proc that nothing of it is left."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.supervisor is not None:
+            os.close(self.control_write)   # "done": the supervisor kills everything of the worker and exits
+            try:
+                self.requests.close()
+            except OSError:
+                pass
+            try:
+                self.supervisor.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.supervisor.kill()
+                self.supervisor.wait()
+            lines = [self._status_line(timeout=1) for _ in range(2)]
+            self.exit_line = next((line for line in lines if line and line.startswith("exit ")), None)
+            self.leftovers = self._kill_leftovers()
+            for fd in (self.reply_read, self.status_read):
+                os.close(fd)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.rmtree(self.private, ignore_errors=True)
+        if self.uid_lock is not None:
+            self.uid_lock.close()   # the uid is free for the next worker once nothing of it is left
+
+    def _kill_leftovers(self):
+        """Our own check after the supervisor's: kill any process in the worker's session or of its uid."""
+        killed = []
+        for _ in range(100):
+            table = processes()
+            mine = [pid for pid, (_, sid, uid) in table.items()
+                    if (self.pid is not None and sid == self.pid) or (self.uid is not None and uid == self.uid)]
+            if not mine:
+                return killed
+            for pid in mine:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            killed.extend(mine)
+            time.sleep(0.01)
+        raise RuntimeError(f"could not stop the worker's processes {mine}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
-if __name__ == "__main__":
-    _child(*sys.argv[1:])
+class _DeadlineReader:
+    """A pipe read with a deadline: read(n) returns what arrived (b"" at the end); TimeoutError when late."""
+
+    def __init__(self, fd, deadline):
+        self.fd, self.deadline = fd, deadline
+
+    def read(self, size):
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+            raise TimeoutError
+        return os.read(self.fd, min(size, 1 << 20))

@@ -1,0 +1,193 @@
+"""An assignment folder, its checks.json read and validated before any student is graded.
+
+An assignment is a shipped name ("rnn") or the path of any folder holding a
+checks.json (a private assignment: nothing of it is installed with minigrad).
+``Assignment`` validates checks.json up front: a typo in the instructor's file
+is the instructor's problem, reported as a SpecError naming the file and the
+field, never shown to a student as a failed check.
+"""
+import json
+import os
+
+from .hints import problems as hint_problems
+
+ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
+KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
+ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
+CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
+                "cases", "points", "forward_points", "backward_points", "hints", "hint", "atol", "rtol",
+                "forward_atol", "forward_rtol"}
+INPUT_FIELDS = {"name", "shape", "value", "causal", "scale", "shift", "grad", "time_axis"}
+
+
+class SpecError(ValueError):
+    """A mistake in an assignment's checks.json: the message names the file and the field."""
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def validate(spec, filename, folder):
+    """Raise SpecError for the first problems found in ``spec`` (a checks.json read as a dict)."""
+    problems = []
+
+    def need(condition, where, text):
+        if not condition:
+            problems.append(f"{filename}: {where}: {text}")
+        return condition
+
+    if not isinstance(spec, dict):
+        raise SpecError(f"{filename}: the file must hold a JSON object with \"module\" and \"checks\"")
+    for key in sorted(set(spec) - ASSIGNMENT_FIELDS):
+        problems.append(f"{filename}: unknown field {key!r} (known: {', '.join(sorted(ASSIGNMENT_FIELDS))})")
+    module = spec.get("module")
+    if need(isinstance(module, str) and module.endswith(".py"), "module", f"the student's file, e.g. \"rnn.py\", "
+            f"got {module!r}"):
+        need(os.path.isfile(os.path.join(folder, module)), "module", f"no file {module} (the reference) next to it")
+    checks = spec.get("checks")
+    if not need(isinstance(checks, list) and checks, "checks", "a non-empty list of checks"):
+        raise SpecError("\n".join(problems))
+    seen = set()
+    for number, check in enumerate(checks):
+        where = f"checks[{number}]"
+        if not need(isinstance(check, dict), where, "a check is an object"):
+            continue
+        name = check.get("name")
+        where = f"checks[{number}] ({name})"
+        need(isinstance(name, str) and name and name not in seen, where + ".name", "a unique non-empty name")
+        seen.add(name)
+        if "seed" in check:
+            problems.append(f"{filename}: {where}.seed: no longer read: the grading run draws the inputs from its own "
+                            "seed (--seed, or MINIGRAD_GRADING_SEED), which is not shipped; remove the field")
+        for key in sorted(set(check) - CHECK_FIELDS - {"seed"}):
+            problems.append(f"{filename}: {where}: unknown field {key!r} (known: {', '.join(sorted(CHECK_FIELDS))})")
+        kind = check.get("kind")
+        if need(kind in KINDS, where + ".kind", f"one of {', '.join(KINDS)}, got {kind!r}"):
+            for key in KINDS[kind]:
+                need(isinstance(check.get(key), str), f"{where}.{key}", f"a check of kind {kind} names its {key}")
+            if kind == "autograd":
+                need(("function" in check) != ("class" in check), where, "an autograd check names a \"function\" "
+                     "or a \"class\" (one of them)")
+        cases = check.get("cases")
+        if need(isinstance(cases, list) and cases and all(isinstance(c, dict) for c in cases), where + ".cases",
+                "a non-empty list of objects of sizes, e.g. [{\"N\": 3, \"D\": 4}]"):
+            for c, case in enumerate(cases):
+                for key, size in case.items():
+                    need(isinstance(size, int) and not isinstance(size, bool) and size > 0,
+                         f"{where}.cases[{c}].{key}", f"a positive integer, got {size!r}")
+        inputs = check.get("inputs")
+        differentiable = 0
+        if need(isinstance(inputs, list) and inputs, where + ".inputs", "a non-empty list of inputs"):
+            for i, entry in enumerate(inputs):
+                at = f"{where}.inputs[{i}]"
+                named = isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                if not need(named, at, "an object with a name"):
+                    continue
+                at = f"{where}.inputs[{i}] ({entry['name']})"
+                for key in sorted(set(entry) - INPUT_FIELDS):
+                    problems.append(f"{filename}: {at}: unknown field {key!r} "
+                                    f"(known: {', '.join(sorted(INPUT_FIELDS))})")
+                sources = [k for k in ("shape", "value", "causal") if k in entry]
+                need(len(sources) == 1, at, "exactly one of \"shape\", \"value\", \"causal\"")
+                for key in ("scale", "shift"):
+                    need(key not in entry or _number(entry[key]), f"{at}.{key}", f"a number, got {entry.get(key)!r}")
+                if "shape" in entry:
+                    shape = entry["shape"]
+                    if need(isinstance(shape, list), at + ".shape", "a list of sizes (numbers or case letters)"):
+                        for d in shape:
+                            if isinstance(d, str) and isinstance(cases, list):
+                                need(all(isinstance(c, dict) and d in c for c in cases), at + ".shape",
+                                     f"{d!r} is not given in every case")
+                            else:
+                                need(isinstance(d, int) and not isinstance(d, bool) and d >= 0, at + ".shape",
+                                     f"a size must be a number or a case letter, got {d!r}")
+                    if entry.get("grad", True):
+                        differentiable += 1
+                    axis = entry.get("time_axis")
+                    need(axis is None or (isinstance(axis, int) and isinstance(shape, list) and 0 <= axis < len(shape)),
+                         at + ".time_axis", f"an axis of the shape, got {axis!r}")
+                if "causal" in entry and isinstance(cases, list):
+                    need(all(isinstance(c, dict) and entry["causal"] in c for c in cases), at + ".causal",
+                         f"{entry['causal']!r} is not given in every case")
+        outputs = check.get("outputs")
+        need(isinstance(outputs, list) and outputs and all(isinstance(o, str) for o in outputs), where + ".outputs",
+             "a non-empty list of output names")
+        if "grads" in check:
+            grads = check["grads"]
+            need(isinstance(grads, list) and len(grads) == differentiable, where + ".grads",
+                 f"one gradient name per differentiable input ({differentiable}), got {grads!r}")
+        for key in ("points", "forward_points", "backward_points", "atol", "rtol", "forward_atol", "forward_rtol"):
+            need(key not in check or (_number(check[key]) and check[key] >= 0), f"{where}.{key}",
+                 f"a number >= 0, got {check.get(key)!r}")
+        if "forward_points" in check or "backward_points" in check:
+            split = [check.get("forward_points"), check.get("backward_points")]
+            if need(all(_number(p) for p in split), where, "give both forward_points and backward_points"):
+                need(abs(sum(split) - check.get("points", sum(split))) < 1e-9, where + ".points",
+                     f"forward_points + backward_points = {sum(split):g}, but points = {check.get('points')!r}")
+    problems.extend(hint_problems(spec, filename))
+    if problems:
+        raise SpecError("\n".join(problems))
+
+
+class Assignment:
+    """An assignment folder: ``path``, ``name``, ``spec`` (its checks.json), ``module`` (the file students write)."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        filename = os.path.join(self.path, "checks.json")
+        try:
+            with open(filename, encoding="utf-8") as f:
+                self.spec = json.load(f)
+        except ValueError as error:
+            raise SpecError(f"{filename}: not valid JSON: {error}")
+        validate(self.spec, filename, self.path)
+        self.name = self.spec.get("name", os.path.basename(self.path))
+        self.title = self.spec.get("title", self.name)
+        self.module = self.spec["module"]
+        self.checks = self.spec["checks"]
+        self.shipped = os.path.dirname(self.path) == ASSIGNMENTS_DIR
+
+    @property
+    def reference(self):
+        return os.path.join(self.path, self.module)
+
+    def check(self, name):
+        for check in self.checks:
+            if check["name"] == name:
+                return check
+        raise KeyError(f"assignment {self.name} has no check named {name!r}: use one of {', '.join(self.names())}")
+
+    def names(self):
+        return [c["name"] for c in self.checks]
+
+
+def list_assignments():
+    """The shipped assignments, in course order."""
+    found = []
+    for name in sorted(os.listdir(ASSIGNMENTS_DIR)):
+        if os.path.isfile(os.path.join(ASSIGNMENTS_DIR, name, "checks.json")):
+            found.append(Assignment(os.path.join(ASSIGNMENTS_DIR, name)))
+    return sorted(found, key=lambda a: (a.spec.get("order", 99), a.name))
+
+
+def load_assignment(name_or_path):
+    """A shipped assignment by name ("rnn"), or any assignment folder by path."""
+    if isinstance(name_or_path, Assignment):
+        return name_or_path
+    if os.path.isfile(os.path.join(name_or_path, "checks.json")):
+        return Assignment(name_or_path)
+    shipped = os.path.join(ASSIGNMENTS_DIR, name_or_path)
+    if os.sep not in name_or_path and os.path.isfile(os.path.join(shipped, "checks.json")):
+        return Assignment(shipped)
+    names = [n for n in sorted(os.listdir(ASSIGNMENTS_DIR))
+             if os.path.isfile(os.path.join(ASSIGNMENTS_DIR, n, "checks.json"))]
+    raise ValueError(f"no assignment named {name_or_path!r}: the shipped ones are {', '.join(names)} "
+                     "(or pass the path of a folder with a checks.json)")
+
+
+def find_submission(path, assignment):
+    """(folder, file name) of a submission given as its folder or as its file."""
+    if os.path.isdir(path):
+        return os.path.abspath(path), assignment.module
+    return os.path.dirname(os.path.abspath(path)), os.path.basename(path)

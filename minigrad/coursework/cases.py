@@ -1,0 +1,166 @@
+"""What a grading run asks: the inputs of every case, and the reference's answers to them.
+
+The inputs come from the run's seed (``grading_seed``), the check's name and
+the case's number; the reference's outputs, at the inputs and at every input
+nudged by +-EPS element by element, come from a trusted worker running the
+assignment's reference (``Reference``), once per run, shared by every student.
+The student's worker is asked the same questions (grader.py); ``target_of``
+is all it is told about a check: names to call and counts, never an answer.
+"""
+import ast
+import os
+import secrets
+import threading
+import zlib
+
+import numpy
+
+from ..finite_differences import EPS
+from .sandbox import Limits, Worker
+
+
+def grading_seed(seed=None):
+    """The run's seed: ``seed``, else MINIGRAD_GRADING_SEED, else a fresh random one (report it to reproduce)."""
+    if seed is None:
+        seed = os.environ.get("MINIGRAD_GRADING_SEED") or secrets.randbits(62)
+    return int(seed)
+
+
+def differentiable(check):
+    return [i for i, e in enumerate(check["inputs"]) if "shape" in e and e.get("grad", True)]
+
+
+def make_inputs(check, case, rng):
+    """The inputs of one case: random float64 arrays of the case's shapes, constants, causal masks."""
+    values = []
+    for entry in check["inputs"]:
+        if "value" in entry:
+            values.append(entry["value"])
+        elif "causal" in entry:
+            size = case[entry["causal"]]
+            values.append(~numpy.tril(numpy.ones((size, size), dtype=bool)))   # True = may not attend (blocked)
+        else:
+            shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
+            values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))
+    return values
+
+
+def uses(assignment):
+    """{check name: names of the other checks whose functions its reference functions call} (read, not run)."""
+    with open(assignment.reference, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    bodies = {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} |
+              {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+              for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    own = {c["name"]: {c[k] for k in ("forward", "backward", "class", "function") if k in c} for c in assignment.checks}
+    found = {}
+    for check in assignment.checks:
+        called = set().union(*(bodies.get(f, set()) for f in own[check["name"]]))
+        found[check["name"]] = [other for other, names in own.items() if other != check["name"] and names & called]
+    return found
+
+
+class Case:
+    """One case of one check, prepared once per grading run: the inputs and the reference's answers."""
+
+    def __init__(self, target, args, n_inputs, slots, perturbations, douts, outputs, points):
+        self.target, self.args, self.n_inputs, self.slots = target, args, n_inputs, slots
+        self.perturbations, self.douts = perturbations, douts
+        self.outputs, self.points = outputs, points   # reference outputs at x, and at each perturbation
+
+
+def arguments(args):
+    """The "args" of a request and its arrays: arrays by number, constants by value."""
+    entries, arrays = [], []
+    for a in args:
+        if isinstance(a, numpy.ndarray):
+            entries.append({"array": len(arrays)})
+            arrays.append(a)
+        else:
+            entries.append({"value": a})
+    return entries, arrays
+
+
+def target_of(check, parameters=None):
+    """What the worker needs to know of a check: names to call, counts; nothing about expected answers."""
+    target = {k: check[k] for k in ("name", "kind", "forward", "backward", "class", "function", "kwargs") if k in check}
+    target.update(n_outputs=len(check["outputs"]), n_inputs=len(check["inputs"]), differentiable=differentiable(check))
+    if parameters is not None:
+        target["parameters"] = parameters
+    return target
+
+
+def objective(outputs, douts):
+    """L = sum_k <v_k, y_k>, in float64."""
+    return sum(float(numpy.sum(numpy.asarray(y, dtype=numpy.float64) * v)) for y, v in zip(outputs, douts))
+
+
+class Reference:
+    """The assignment's reference in a trusted worker, and the cases it answered (cached per check)."""
+
+    def __init__(self, assignment, seed):
+        self.assignment, self.seed = assignment, seed
+        self.worker = None
+        self.lock = threading.Lock()
+        self.cases = {}
+
+    def _reference(self):
+        if self.worker is None or self.worker.closed:
+            self.worker = Worker(self.assignment.path, self.assignment.module, Limits(time_s=300), trusted=True)
+        return self.worker
+
+    def _ask_reference(self, header, arrays):
+        header, out = self._reference().request(header, arrays, timeout=300)
+        if header.get("status") != "ok":
+            raise ValueError(f"the reference solution of {self.assignment.name} ({self.assignment.reference}) "
+                             f"fails: {header.get('message')}: fix the assignment before grading")
+        return header, out
+
+    def prepare(self, check):
+        """The cases of ``check``: inputs drawn from the seed, and the reference's outputs (computed once)."""
+        if check["name"] in self.cases:
+            return self.cases[check["name"]]
+        with self.lock:
+            if check["name"] not in self.cases:
+                self.cases[check["name"]] = [self._prepare_case(check, number, case)
+                                             for number, case in enumerate(check["cases"])]
+        return self.cases[check["name"]]
+
+    def _prepare_case(self, check, number, case):
+        rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), number])
+        args = make_inputs(check, case, rng)
+        slots = [(check["inputs"][i]["name"], check.get("grads", ["d" + check["inputs"][k]["name"]
+                                                                  for k in differentiable(check)])[j], i)
+                 for j, i in enumerate(differentiable(check))]
+        target = target_of(check)
+        if check["kind"] == "autograd" and "class" in check:
+            target["init_seed"] = int(rng.integers(2 ** 31))
+            header, values = self._ask_reference({"op": "parameters", "target": target}, [])
+            target = target_of(check, header["names"])
+            for name, value in zip(header["names"], values):
+                slots.append((name, f"grad of {name}", len(args)))
+                args.append(value)
+        perturbations = [[position, index, sign * EPS] for _, _, position in slots
+                         for index in range(args[position].size) for sign in (1, -1)]
+        entries, arrays = arguments(args)
+        _, out = self._ask_reference({"op": "forward", "target": target, "args": entries,
+                                      "perturbations": perturbations}, arrays)
+        n = len(check["outputs"])
+        outputs, points = out[:n], [out[k:k + n] for k in range(n, len(out), n)]
+        douts = [rng.standard_normal(y.shape) for y in outputs]
+        return Case(target, args, len(check["inputs"]), slots, perturbations, douts, outputs, points)
+
+    def nudge(self, case, position):
+        """L with one element of input ``position`` moved: finite_differences calls it at suspected kinks only."""
+        def nudge(index, step):
+            flat = int(numpy.ravel_multi_index(index, case.args[position].shape))
+            entries, arrays = arguments(case.args)
+            with self.lock:
+                _, out = self._ask_reference({"op": "forward", "target": case.target, "args": entries,
+                                              "perturbations": [[position, flat, step]]}, arrays)
+            return objective(out[len(case.outputs):], case.douts)
+        return nudge
+
+    def close(self):
+        if self.worker is not None:
+            self.worker.close()

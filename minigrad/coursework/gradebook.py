@@ -1,0 +1,177 @@
+"""Grade a class: one folder per student in, a gradebook and one report per student out.
+
+    minigrad grade submissions/ --assignment rnn --out grades/ [-j 2] [--regrade] [--only CHECK ...]
+
+    grades/gradebook.csv          student, each check's points, total, max, flags
+    grades/similarity.csv         every pair of students, most similar first (flags, not scores)
+    grades/grading.json           the assignment, the seed and minigrad's version: how to reproduce the run
+    grades/students/NAME/report.txt      what ``minigrad check`` prints
+    grades/students/NAME/results.json    Gradescope's format
+    grades/students/NAME/grade.json      everything: results, flags, seed
+
+Before any student's code runs, every submission is copied into a private
+folder: a student's code never sees the class's folder, and whatever it does
+cannot change what is graded for a classmate.  Each student is graded by
+``Grader.grade`` in workers of its own; a student whose code crashes, hangs or
+attacks gets that as their own failure, and the run goes on.  A student
+already graded (grade.json exists) is skipped unless ``regrade``; the seed is
+then read back from grading.json, so a resumed run grades everyone alike.
+Every file is written whole (temporary file, then rename), reports last.
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from . import similarity
+from .assignment import load_assignment
+from .autograder import minigrad_version
+from .grader import Grader
+from .make import student_version
+from .report import gradescope, table, write_atomic
+from .sandbox import Limits, WorkerFailed, _copy_submission
+
+
+def students_in(folder):
+    """The student folders of ``folder``: every sub-folder not starting with "." or "_", sorted."""
+    return sorted(name for name in os.listdir(folder)
+                  if os.path.isdir(os.path.join(folder, name)) and not name.startswith((".", "_")))
+
+
+def _inside(path, folder):
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def _source(folder, module):
+    try:
+        with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _seed(out, seed, assignment, regrade):
+    """The run's seed: the one recorded in ``out`` when resuming, else ``seed`` (or the environment's, or fresh)."""
+    record = os.path.join(out, "grading.json")
+    if os.path.exists(record) and not regrade:
+        with open(record, encoding="utf-8") as f:
+            recorded = json.load(f)
+        if recorded.get("assignment") != assignment.name:
+            raise ValueError(f"{out} holds grades of assignment {recorded.get('assignment')!r}, not "
+                             f"{assignment.name!r}: choose another --out, or --regrade")
+        if seed is not None and int(seed) != recorded["seed"]:
+            raise ValueError(f"{out} was graded with seed {recorded['seed']}, not {seed}: resume without --seed, "
+                             "or --regrade everyone")
+        return recorded["seed"]
+    return seed
+
+
+def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None, seed=None, limits=None,
+                 progress=None):
+    """Grade every student folder of ``submissions`` into ``out``; returns the gradebook's rows (dicts).
+
+    ``progress``: a text stream for the progress bar and the most similar pairs (the command passes stderr)."""
+    assignment = load_assignment(assignment)
+    submissions, out = os.path.abspath(submissions), os.path.abspath(out)
+    if _inside(out, submissions) or _inside(submissions, out):
+        raise ValueError(f"--out {out} must be outside the submissions folder {submissions} (and not hold it)")
+    names = students_in(submissions)
+    os.makedirs(out, exist_ok=True)
+    seed = _seed(out, seed, assignment, regrade)
+    grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
+    version = minigrad_version()
+    write_atomic(os.path.join(out, "grading.json"), json.dumps(
+        {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
+         "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
+    todo = [n for n in names if regrade or not os.path.exists(os.path.join(out, "students", n, "grade.json"))]
+    snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
+    done = [len(names) - len(todo)]
+    lock = threading.Lock()
+
+    def one(name):
+        folder = os.path.join(snapshot, name)
+        try:
+            results = grader.grade(folder)
+        except (WorkerFailed, OSError, RuntimeError) as error:   # the grader's own trouble: this student only
+            results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
+                                             f"submission: {error}"), "status": "crashed"}, {})
+                       for check in grader.checks]
+        source = _source(folder, assignment.module)
+        flags = similarity.reference_flags(source, assignment)
+        _write_student(out, name, results, flags, grader.seed)
+        with lock:
+            done[0] += 1
+            if progress is not None:
+                progress.write(f"\r[{done[0]:>{len(str(len(names)))}}/{len(names)}] {name[:40]:<40}")
+                progress.flush()
+
+    try:
+        for check in grader.checks:   # the reference first: its failure is the instructor's, not a student's
+            grader.reference.prepare(check)
+        for name in names:   # copied before any student's code runs
+            _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            list(pool.map(one, todo))
+        if progress is not None:
+            progress.write("\n")
+        sources = {name: _source(os.path.join(snapshot, name), assignment.module) for name in names}
+    finally:
+        grader.close()
+        shutil.rmtree(snapshot, ignore_errors=True)
+    pairs = similarity.pairwise(sources, base=student_version(assignment.reference))
+    _write_similarity(out, pairs, progress)
+    rows = _rows(out, names, grader.checks)
+    _write_gradebook(out, rows, grader.checks)
+    return rows
+
+
+def _write_student(out, name, results, flags, seed):
+    folder = os.path.join(out, "students", name)
+    os.makedirs(folder, exist_ok=True)
+    write_atomic(os.path.join(folder, "results.json"), json.dumps(gradescope(results), indent=2) + "\n")
+    write_atomic(os.path.join(folder, "report.txt"), table(results, flags) + "\n")
+    write_atomic(os.path.join(folder, "grade.json"), json.dumps(
+        {"student": name, "seed": seed, "results": results, "flags": flags}, indent=2) + "\n")   # last: "graded"
+
+
+def _rows(out, names, checks):
+    rows = []
+    for name in names:
+        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
+            graded = json.load(f)
+        scores = {r["name"]: r["score"] for r in graded["results"]}
+        row = {"student": name}
+        row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
+        row["total"] = sum(scores.get(c["name"], 0) for c in checks)
+        row["max"] = sum(c.get("points", 1) for c in checks)
+        row["flags"] = "; ".join(graded.get("flags", []))
+        rows.append(row)
+    return rows
+
+
+def _write_gradebook(out, rows, checks):
+    text = io.StringIO()
+    writer = csv.DictWriter(text, ["student"] + [c["name"] for c in checks] + ["total", "max", "flags"],
+                            lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})
+    write_atomic(os.path.join(out, "gradebook.csv"), text.getvalue())
+
+
+def _write_similarity(out, pairs, progress, top=5):
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["student_a", "student_b", "similarity"])
+    for a, b, score in pairs:
+        writer.writerow([a, b, f"{score:.3f}"])
+    write_atomic(os.path.join(out, "similarity.csv"), text.getvalue())
+    if progress is not None and pairs:
+        progress.write("most similar pairs (a flag to look at, not a verdict):\n")
+        for a, b, score in pairs[:top]:
+            progress.write(f"  {score:.2f}  {a}  {b}\n")

@@ -1,0 +1,101 @@
+"""The grader <-> worker wire format: a small JSON header, then raw array bytes.  No pickle.
+
+One message on a pipe:
+
+    4 bytes      the header's length in bytes, big-endian
+    header       UTF-8 JSON: an object with any small fields, plus
+                 "arrays": [{"shape": [2, 3], "dtype": "<f8"}, ...]
+    array bytes  each array's raw C-order bytes, one after the other
+
+Either side reads exactly the bytes the header announces.  ``read_message``
+trusts nothing: a header that is too long, a dtype outside ``DTYPES``, a
+negative or too-large shape, or a pipe that ends early raise ProtocolError.
+The grader checks the returned arrays' shapes, dtypes and values itself
+(grader.py); this module only frames them.
+
+Imported by both processes: it needs the standard library and NumPy only.
+"""
+import json
+import struct
+
+import numpy
+
+MAX_HEADER = 1 << 20          # 1 MB of JSON is far more than any request or reply needs
+MAX_PAYLOAD = 512 << 20       # 512 MB of array bytes in one message
+DTYPES = ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
+
+
+class ProtocolError(Exception):
+    """A message that breaks the format: the worker is not trusted to keep it."""
+
+
+class PipeClosed(ProtocolError):
+    """The pipe ended before (or inside) a message: the other process is gone."""
+
+
+def _dtype_text(array):
+    return array.dtype.newbyteorder("<").str if array.dtype.byteorder == ">" else array.dtype.str
+
+
+def encode(header, arrays=()):
+    """The bytes of one message: ``header`` (a dict, JSON-able) and ``arrays`` (NumPy arrays)."""
+    arrays = [numpy.ascontiguousarray(a) for a in arrays]
+    for a in arrays:
+        if _dtype_text(a) not in DTYPES:
+            raise ProtocolError(f"cannot send an array of dtype {a.dtype}: only numbers and booleans travel")
+    arrays = [a.astype(_dtype_text(a), copy=False) for a in arrays]   # little-endian on the wire
+    header = dict(header, arrays=[{"shape": list(a.shape), "dtype": a.dtype.str} for a in arrays])
+    text = json.dumps(header, allow_nan=True).encode("utf-8")
+    if len(text) > MAX_HEADER:
+        raise ProtocolError(f"header of {len(text)} bytes is over the {MAX_HEADER} allowed")
+    return b"".join([struct.pack(">I", len(text)), text] + [a.tobytes() for a in arrays])
+
+
+def write_message(stream, header, arrays=()):
+    """Send one message on a binary file object (a pipe)."""
+    stream.write(encode(header, arrays))
+    stream.flush()
+
+
+def _read_exactly(stream, size):
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise PipeClosed(f"the pipe closed {left} bytes before the end of a message")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream, max_payload=MAX_PAYLOAD):
+    """Receive one message: (header dict, list of arrays).  Raises ProtocolError on anything malformed."""
+    (length,) = struct.unpack(">I", _read_exactly(stream, 4))
+    if length > MAX_HEADER:
+        raise ProtocolError(f"a header of {length} bytes (at most {MAX_HEADER})")
+    try:
+        header = json.loads(_read_exactly(stream, length).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProtocolError(f"the header is not JSON: {error}")
+    if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
+        raise ProtocolError("the header is not an object with an 'arrays' list")
+    layouts, total = [], 0
+    for entry in header.pop("arrays"):
+        if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
+            raise ProtocolError(f"an array of unsupported dtype: {entry!r:.100}")
+        shape = entry.get("shape")
+        if not isinstance(shape, list) or not all(type(d) is int and 0 <= d <= max_payload for d in shape):
+            raise ProtocolError(f"an array of invalid shape: {shape!r:.100}")
+        dtype = numpy.dtype(entry["dtype"])
+        size = int(numpy.prod(shape, dtype=numpy.float64)) * dtype.itemsize
+        total += size
+        if total > max_payload:
+            raise ProtocolError(f"more than {max_payload} bytes of arrays in one message")
+        layouts.append((tuple(shape), dtype, size))
+    payload = _read_exactly(stream, total)   # all the arrays' bytes in one read
+    arrays, offset = [], 0
+    for shape, dtype, size in layouts:
+        arrays.append(numpy.frombuffer(payload, dtype=dtype, count=size // dtype.itemsize, offset=offset)
+                      .reshape(shape).copy())
+        offset += size
+    return header, arrays

@@ -1,0 +1,66 @@
+"""A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
+
+
+def _part(ok):
+    return "-" if ok is None else ("pass" if ok else "FAIL")
+
+
+def table(results, flags=()):
+    """Check, forward, backward, points, max relative error, worst element, diagnosis; then details and hints."""
+    rows = [("check", "forward", "backward", "points", "max rel err", "worst", "diagnosis")]
+    for r in results:
+        error = "-" if r["max_rel_error"] is None else f"{r['max_rel_error']:.2e}"
+        first = r["message"].splitlines()[0] if r["message"] else ""
+        rows.append((r["name"], _part(r["forward"]), _part(r["backward"]), f"{r['score']:g}/{r['max_score']:g}",
+                     error, r["worst"] or "-", first if len(first) <= 60 else first[:57] + "..."))
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    score = sum(r["score"] for r in results)
+    total = sum(r["max_score"] for r in results)
+    lines.append(f"\nscore: {score:g} / {total:g}")
+    for r in results:
+        if not r["passed"]:
+            lines.append(f"\n{r['name']}: {r['message']}")
+            for level, hint in enumerate(r["hints"], start=1):
+                lines.append(f"  hint {level}: {hint}")
+    for flag in flags:
+        lines.append(f"\nflag: {flag}")
+    return "\n".join(lines)
+
+
+def gradescope(results, flags=()):
+    """The results as Gradescope's autograder reads them (results.json)."""
+    tests = []
+    for r in results:
+        output = "passed" if r["passed"] else r["message"]
+        for level, hint in enumerate(r["hints"], start=1):
+            output += f"\nHint {level}: {hint}"
+        if r["max_rel_error"] is not None:
+            output += f"\nmax relative error {r['max_rel_error']:.2e}" + (f" at {r['worst']}" if r["worst"] else "")
+        tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
+                      "status": "passed" if r["passed"] else "failed", "output": output})
+    if flags:   # for the course staff: Gradescope does not show a hidden test to the student
+        tests.append({"name": "copy flags (course staff only)", "score": 0, "max_score": 0, "status": "failed",
+                      "visibility": "hidden", "output": "\n".join(flags)})
+    return {"score": sum(r["score"] for r in results), "tests": tests}
+
+
+def write_atomic(path, text):
+    """Write ``text`` to ``path`` all at once: a temporary file beside it, then os.replace (never half a report)."""
+    import os
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
