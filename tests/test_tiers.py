@@ -101,6 +101,14 @@ def test_functions_equal_for_every_option(kind, reverse, lengths, bias, initial)
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("reverse, lengths", [(False, None), (True, None), (False, [3]), (True, [2])])
+def test_functions_equal_for_one_sequence(kind, reverse, lengths):
+    """N = 1 has its own path in the fast tier (a step's gates as one row, rnn_fast.py block 9)."""
+    _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, 4, True, True, lengths, reverse, "cpu")))
+    _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, 4, False, False, lengths, reverse, "strict")))
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_functions_equal_on_the_strict_device(kind):
     _compare(*_on_both_tiers(_functional(kind, 4, 3, 2, 3, True, True, [4, 1, 3], True, "strict")))
 

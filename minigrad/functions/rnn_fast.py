@@ -49,6 +49,19 @@ in brackets):
      (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
      steps of the LSTM and GRU, where each is one NumPy call fewer than the
      expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
+  9. One sequence (N = 1, the LSTM): a step's gates (4, 1, H) gate-major are
+     also the row (1, 4H), so the recurrent product h_{t-1} W_hh^T is one 2-D
+     ``dot`` with the (H, 4H) W_hh^T instead of a batched matmul over the
+     gates, and dh_{t-1} = sum_k da_k W_hh,k is one 2-D dot, da (1, 4H) W_hh,
+     instead of a matmul per gate and their sum (``_recurrent_weights``,
+     ``_recurrent_grad``).  Likewise the input projection is the plain rows
+     (T, 4H) = (T, 4, 1, H), one 2-D matmul whose step t is a contiguous
+     (4, 1, H) block (G is then filled step by step).  (Replaces `a = ... + h @
+     w_hh.T`, `dh = da @ w_hh` and ``_input_projection``'s gate-major layout for
+     N = 1; plain: tiny LSTM +10% for the two step products, +5% for the projection.)
+ 10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
+     it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
+     more (plain: tiny LSTM +3%, its Function alone +4%).
 
 Returned to plain code after an A/B showed < 3% on its benchmark: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
@@ -104,11 +117,12 @@ def _with_ones(xp, x):
     return ones
 
 
-def _input_projection(xp, x, w_ih, biases, n_gates):
+def _input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
     """x W_ih^T + biases for all T steps, gate-major: (T, N, D) -> (n_gates, T, N, H), ONE matmul.
 
     Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih).  With
-    biases it is [x, 1] [W_ih, b]^T (block 7).
+    biases it is [x, 1] [W_ih, b]^T (block 7).  gate_major=False: the plain rows
+    (T*N, n_gates*H), one 2-D matmul (block 9).
     """
     T, N, D = x.shape
     H = w_ih.shape[0] // n_gates
@@ -118,6 +132,8 @@ def _input_projection(xp, x, w_ih, biases, n_gates):
         w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
     else:
         x = x.reshape(T * N, D)
+    if not gate_major:
+        return xp.matmul(x, w_ih.T)
     w_k_T = w_ih.reshape(n_gates, H, w_ih.shape[1]).transpose(0, 2, 1)  # (n_gates, D[+1], H): W_ih,k^T
     return xp.matmul(x, w_k_T).reshape(n_gates, T, N, H)
 
@@ -126,6 +142,31 @@ def _gate_blocks_T(xp, w):
     """(n_gates*H, H) recurrent weights -> (n_gates, H, H), block k = W_k^T, contiguous."""
     H = w.shape[1]
     return xp.ascontiguousarray(w.reshape(-1, H, H).transpose(0, 2, 1))
+
+
+def _recurrent_weights(xp, w, N):
+    """(n_gates*H, H) recurrent weights -> the right operand of h_{t-1} (N, H) for a step's gates (block 9).
+
+    (n_gates, H, H), block k = W_k^T, giving the gates gate-major, (n_gates, N, H); for one
+    sequence (N = 1) the (H, n_gates*H) matrix W^T instead: its (1, n_gates*H) row product IS
+    the gates gate-major, from one 2-D matmul.
+    """
+    if N == 1:
+        return xp.ascontiguousarray(w.T)
+    return _gate_blocks_T(xp, w)
+
+
+def _recurrent_grad(xp, da, w_hh, parts):
+    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H) (block 9).
+
+    A batched matmul per gate into ``parts`` (n_gates, N, H) and their sum; for one sequence
+    (N = 1) da is the row [da_1, ..., da_k] and the sum is ONE 2-D matmul, da (1, n_gates*H) W_hh.
+    """
+    n_gates, N, H = da.shape
+    if N == 1:
+        return xp.dot(da.reshape(1, n_gates * H), w_hh)
+    xp.matmul(da, w_hh.reshape(n_gates, H, H), out=parts)
+    return parts.sum(axis=0)
 
 
 def _input_grad(xp, dA, w_ih):
@@ -269,9 +310,16 @@ class FastLSTMFunction(Function):
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # (4, T, N, H): a / 2 (a for g)
-                              [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
-        w_hh_T = _gate_blocks_T(xp, w_hh * half_rows[:, None])          # (4, H, H): W_hh,k^T halved
+        projection = _input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
+                                       [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4,
+                                       gate_major=N > 1)
+        if N == 1:                                                      # block 9: rows (T, 4H) = (T, 4, 1, H)
+            G_in = projection.reshape(T, 4, N, H)                       # G_in[t]: step t's x part, contiguous
+            G = xp.empty((4, T, N, H), dtype=x.dtype)                   # (4, T, N, H), filled step by step
+        else:
+            G = projection                                              # (4, T, N, H), gate-major
+            G_in = G.transpose(1, 0, 2, 3)                              # G_in[t]: step t's x part, a view
+        w_rec = _recurrent_weights(xp, w_hh * half_rows[:, None], N)    # W_hh^T halved, block 9
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         half = xp.empty((4, N, H), dtype=x.dtype)
@@ -280,12 +328,14 @@ class FastLSTMFunction(Function):
         G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's gates, a view
         gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
         i, f, g, o = gates
+        gates_rec = gates.reshape(1, 4 * H) if N == 1 else gates        # block 9: as a (1, 4H) row
+        product = xp.dot if N == 1 else xp.matmul                       #   (dot: the cheaper 2-D call)
         ig = xp.empty((N, H), dtype=x.dtype)
         tanh_c = xp.empty((N, H), dtype=x.dtype)
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
-            xp.matmul(hs[prev], w_hh_T, out=gates)                      # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
+            product(hs[prev], w_rec, out=gates_rec)                     # h_{t-1} W_hh,k^T for each gate k
+            xp.add(gates, G_in[t], out=gates)                           #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
             xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
@@ -313,6 +363,7 @@ class FastLSTMFunction(Function):
         x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         H = w_hh.shape[1]
+        dout = xp.ascontiguousarray(dout)                               # block 10: not a broadcast view
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         c_new, c_prev, _ = _outputs(cs, ctx.reverse)
         f_carry = G[1]                                                  # dc_{t-1} = dc * f
@@ -322,7 +373,6 @@ class FastLSTMFunction(Function):
             f_carry = G[1] * valid + padded                             # a padded step passes dc through
         dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
         dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        w_hh_k = w_hh.reshape(4, H, H)                                  # W_hh,k: gate k's rows
         dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
         dh_next, dc_next = dh_n, dc_n
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
@@ -346,8 +396,7 @@ class FastLSTMFunction(Function):
                 dc = dc_next + dh * slope_c[t - lo]
                 da[:3] *= dc                                            # da_i, da_f, da_g
                 da[3] *= dh                                             # da_o
-                xp.matmul(da, w_hh_k, out=dh_parts)                     # da_k W_hh,k for each gate k
-                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = sum_k da_k W_hh,k
+                dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
                 dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
