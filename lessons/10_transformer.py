@@ -334,7 +334,10 @@ if plt:
     ax.legend()
     run.savefig(fig, "cost_vs_length.png")
 
-run.check(all(0.3 < p < 2.5 for p in exponents.values()), "both costs grow with T, no faster than T^2.5")
+if run.quick:   # three short lengths on a busy machine: timings too noisy to fit a growth rate
+    print("quick mode: growth exponents not checked (run the full lesson for T up to 512)")
+else:
+    run.check(all(0.3 < p < 2.5 for p in exponents.values()), "both costs grow with T, no faster than T^2.5")
 
 # %% [markdown]
 # ## Exercises
