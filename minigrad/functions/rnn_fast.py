@@ -1,5 +1,8 @@
 """RNN, LSTM and GRU over whole sequences: the FAST tier.  Read rnn.py first.
 
+(Over 400 lines on purpose: three Functions whose speed-ups must sit next to
+the loops they change, each block citing the reference lines it replaces.)
+
 Same Functions, same arguments, same numbers as the reference ``rnn.py`` (the
 tests in tests/test_tiers.py prove it for every option); the nn layers run
 these.  Each block below names the lines of the reference it speeds up.  Only
@@ -117,7 +120,7 @@ def _with_ones(xp, x):
     return ones
 
 
-def _input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
+def _fast_input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
     """x W_ih^T + biases for all T steps, gate-major: (T, N, D) -> (n_gates, T, N, H), ONE matmul.
 
     Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih).  With
@@ -240,7 +243,7 @@ class FastRNNFunction(Function):
         xp = backend.array_module(x, w_ih, w_hh)
         T, N, _ = x.shape
         H = w_hh.shape[1]
-        xw = _input_projection(xp, x, w_ih, (b_ih, b_hh), 1)[0]       # (T, N, H), all steps
+        xw = _fast_input_projection(xp, x, w_ih, (b_ih, b_hh), 1)[0]       # (T, N, H), all steps
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
         w_hh_T = xp.ascontiguousarray(w_hh.T)
         for t, prev, nxt in _steps(T, reverse):
@@ -310,7 +313,7 @@ class FastLSTMFunction(Function):
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        projection = _input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
+        projection = _fast_input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
                                        [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4,
                                        gate_major=N > 1)
         if N == 1:                                                      # block 9: rows (T, 4H) = (T, 4, 1, H)
@@ -427,7 +430,7 @@ class FastGRUFunction(Function):
         half_rows[:2 * H] = 0.5
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
-        G = _input_projection(xp, x, w_ih * half_rows[:, None],         # b_hr, b_hz join the projection
+        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],         # b_hr, b_hz join the projection
                               [None if b is None else b * half_rows for b in (b_ih, b_hrz)], 3)
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
         n_part = xp.empty((T, N, H), dtype=dtype)

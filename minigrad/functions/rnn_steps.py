@@ -199,13 +199,13 @@ def gru_step_forward(x, h_prev, w_ih, w_hh, b_ih=None, b_hh=None, reset_after=Tr
     r = sigmoid(xp, ai[:, :H] + ah[:, :H])
     z = sigmoid(xp, ai[:, H:2 * H] + ah[:, H:2 * H])
     if reset_after:
-        hn = ah[:, 2 * H:]                                   # ah_n = h_prev W_hn^T + b_hn
+        n_rec = ah[:, 2 * H:]                                # n's recurrent term: ah_n = h_prev W_hn^T + b_hn
     else:
-        hn = (r * h_prev) @ w_hh[2 * H:].T                   # (r * h_prev) W_hn^T
-        hn = hn if b_hh is None else hn + b_hh[2 * H:]
-    n = xp.tanh(ai[:, 2 * H:] + (r * hn if reset_after else hn))
+        n_rec = (r * h_prev) @ w_hh[2 * H:].T                   # (r * h_prev) W_hn^T
+        n_rec = n_rec if b_hh is None else n_rec + b_hh[2 * H:]
+    n = xp.tanh(ai[:, 2 * H:] + (r * n_rec if reset_after else n_rec))
     h = (1 - z) * n + z * h_prev
-    return h, (x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, hn, reset_after)
+    return h, (x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, n_rec, reset_after)
     # END SOLUTION
 
 
@@ -230,14 +230,14 @@ def gru_step_backward(dh, cache):
     # BEGIN SOLUTION
     # HINT: h_prev reaches h along two paths: directly through z * h_prev, and through the recurrent matmul
     # HINT: r multiplies ah_n, so the gradients of ai and ah differ in their n block
-    x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, hn, reset_after = cache
+    x, h_prev, w_ih, w_hh, b_ih, b_hh, r, z, n, n_rec, reset_after = cache
     xp = backend.array_module(dh, x)
     H = h_prev.shape[1]
     da_n = dh * (1 - z) * (1 - n * n)
     da_z = dh * (h_prev - n) * z * (1 - z)
     dh_prev = dh * z
     if reset_after:
-        da_r = da_n * hn * r * (1 - r)
+        da_r = da_n * n_rec * r * (1 - r)
         dah = xp.concatenate([da_r, da_z, da_n * r], axis=1)      # (N, 3H)
         dh_prev = dh_prev + dah @ w_hh
         dw_hh = dah.T @ h_prev
