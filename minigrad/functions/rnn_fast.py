@@ -107,6 +107,12 @@ def _outputs(hs, reverse):
     return hs[1:], hs[:-1], hs[-1]
 
 
+def _sequence_outputs(hs, reverse, mask):
+    """The forward's results from its states: output (T, N, H), zero at padded steps, and h_n."""
+    output, _, h_n = _outputs(hs, reverse)
+    return (output if mask is None else output * mask), h_n
+
+
 def _with_ones(xp, x):
     """[x, 1]: (T, N, D) -> rows (T*N, D + 1) with a column of ones (the bias trick).
 
@@ -258,10 +264,7 @@ class FastRNNFunction(Function):
                 xp.copyto(h, hs[prev], where=~mask[t])
         ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
         ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
-        output, _, h_n = _outputs(hs, reverse)
-        if mask is not None:
-            output = output * mask
-        return output, h_n
+        return _sequence_outputs(hs, reverse, mask)
 
     @staticmethod
     def backward(ctx, dout, dh_n):
@@ -355,11 +358,8 @@ class FastLSTMFunction(Function):
                 xp.copyto(hs[nxt], hs[prev], where=keep)
         ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
-        output, _, h_n = _outputs(hs, reverse)
-        _, _, c_n = _outputs(cs, reverse)
-        if mask is not None:
-            output = output * mask
-        return output, h_n, c_n
+        output, h_n = _sequence_outputs(hs, reverse, mask)
+        return output, h_n, _outputs(cs, reverse)[2]
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
@@ -473,10 +473,7 @@ class FastGRUFunction(Function):
                 xp.copyto(hs[nxt], h_prev, where=~mask[t])
         ctx.save_for_backward(x, G, hs, n_part, w_ih, w_hh, mask)
         ctx.reverse, ctx.reset_after = reverse, reset_after
-        output, _, h_n = _outputs(hs, reverse)
-        if mask is not None:
-            output = output * mask
-        return output, h_n
+        return _sequence_outputs(hs, reverse, mask)
 
     @staticmethod
     def backward(ctx, dout, dh_n):
