@@ -252,6 +252,7 @@ class FastRNNFunction(Function):
         xw = _fast_input_projection(xp, x, w_ih, (b_ih, b_hh), 1)[0]       # (T, N, H), all steps
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
         w_hh_T = xp.ascontiguousarray(w_hh.T)
+        padded_steps = None if mask is None else ~mask                 # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
             xp.matmul(hs[prev], w_hh_T, out=h)                         # a = h_{t-1} W_hh^T
@@ -261,7 +262,7 @@ class FastRNNFunction(Function):
             else:
                 xp.maximum(h, 0, out=h)
             if mask is not None:                                       # padded: keep the state
-                xp.copyto(h, hs[prev], where=~mask[t])
+                xp.copyto(h, hs[prev], where=padded_steps[t])
         ctx.save_for_backward(x, hs, w_ih, w_hh, mask)
         ctx.reverse, ctx.nonlinearity = reverse, nonlinearity
         return _sequence_outputs(hs, reverse, mask)
@@ -338,6 +339,7 @@ class FastLSTMFunction(Function):
         product = xp.dot if N == 1 else xp.matmul                       #   (dot: the cheaper 2-D call)
         ig = xp.empty((N, H), dtype=x.dtype)
         tanh_c = xp.empty((N, H), dtype=x.dtype)
+        padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
             product(hs[prev], w_rec, out=gates_rec)                     # h_{t-1} W_hh,k^T for each gate k
@@ -353,9 +355,8 @@ class FastLSTMFunction(Function):
             xp.tanh(c, out=tanh_c)
             xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
             if mask is not None:                                        # padded: keep both states
-                keep = ~mask[t]
-                xp.copyto(cs[nxt], cs[prev], where=keep)
-                xp.copyto(hs[nxt], hs[prev], where=keep)
+                xp.copyto(cs[nxt], cs[prev], where=padded_steps[t])
+                xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
         ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
         output, h_n = _sequence_outputs(hs, reverse, mask)
@@ -442,6 +443,7 @@ class FastGRUFunction(Function):
         recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)
         r, z, n = G                                                     # each (T, N, H)
         n_rec = xp.empty((N, H), dtype=dtype)
+        padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             h_prev = hs[prev]
             rz = G[:2, t]                                               # (2, N, H): step t's r and z
@@ -470,7 +472,7 @@ class FastGRUFunction(Function):
             h *= z[t]
             h += n_t                                                    # h_t = n + z (h_{t-1} - n)
             if mask is not None:
-                xp.copyto(hs[nxt], h_prev, where=~mask[t])
+                xp.copyto(hs[nxt], h_prev, where=padded_steps[t])
         ctx.save_for_backward(x, G, hs, n_part, w_ih, w_hh, mask)
         ctx.reverse, ctx.reset_after = reverse, reset_after
         return _sequence_outputs(hs, reverse, mask)
