@@ -27,8 +27,10 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 
 
-def check_attention_inputs(q, k, v, mask):
-    """Raise a clear error for inputs that do not fit together (shapes named)."""
+def check_attention_inputs(q, k, v, mask, dropout_p):
+    """Raise a clear error for inputs that do not fit together (shapes named); return the scores' shape."""
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(
             f"scaled_dot_product_attention: q, k and v need shape (..., T, D), got "
@@ -91,9 +93,7 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, scale, return_weights):
-        scores_shape = check_attention_inputs(q, k, v, mask)
-        if not 0.0 <= dropout_p < 1.0:
-            raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
+        scores_shape = check_attention_inputs(q, k, v, mask, dropout_p)
         xp = backend.array_module(q, k, v, mask)
         scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # S = Q K^T scale  (..., Tq, Tk)
         if mask is not None:

@@ -84,9 +84,7 @@ class FastScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, scale, return_weights):
-        scores_shape = check_attention_inputs(q, k, v, mask)
-        if not 0.0 <= dropout_p < 1.0:
-            raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
+        scores_shape = check_attention_inputs(q, k, v, mask, dropout_p)
         xp = backend.array_module(q, k, v, mask)
         ctx.shapes = (q.shape, k.shape, v.shape)
         unbatched = len(scores_shape) == 2
