@@ -13,6 +13,7 @@ import pytest
 
 import minigrad
 from minigrad import functional as F
+from minigrad import functions as fn
 from minigrad import nn
 
 f64 = minigrad.float64
@@ -32,13 +33,37 @@ def _same(a, b, what):
         assert numpy.abs(a - b).max(initial=0.0) <= 1e-10 * scale, what
 
 
+# each reference Function and its fast twin
+TIERS = {fn.RNNFunction: fn.FastRNNFunction, fn.LSTMFunction: fn.FastLSTMFunction,
+         fn.GRUFunction: fn.FastGRUFunction, fn.ScaledDotProductAttention: fn.FastScaledDotProductAttention}
+
+
+def _tiered_functions(results):
+    """The two-tier Functions in the graph behind ``results``: which tier actually ran."""
+    nodes = [r.grad_fn for r in results if getattr(r, "grad_fn", None) is not None]
+    seen = set()
+    while nodes:
+        node = nodes.pop()
+        if node not in seen:
+            seen.add(node)
+            nodes += [p.grad_fn for p in node.inputs if getattr(p, "grad_fn", None) is not None]
+    return {node.function for node in seen} & (set(TIERS) | set(TIERS.values()))
+
+
 def _on_both_tiers(run):
-    """run() -> list of arrays (outputs and gradients), once per tier; returns (reference, fast)."""
+    """run() -> list of arrays (outputs and gradients), once per tier; returns (reference, fast).
+
+    Also checks that the switch reached the Functions: the reference run's graph holds
+    only reference Functions, the fast run's only fast ones (else the comparison would
+    compare a tier with itself).
+    """
     results = []
     for reference in (True, False):
         minigrad.manual_seed(7)                                # the same inputs (and dropout) both times
         with minigrad.use_reference_kernels(reference):
             results.append(run())
+        ran = _tiered_functions(results[-1])
+        assert ran and ran <= (set(TIERS) if reference else set(TIERS.values())), ran
     return results
 
 
