@@ -54,7 +54,7 @@ def time_steps(T, reverse):
 
 
 def check_shapes(name, x, h0, w_ih, w_hh, n_gates, states=()):
-    """Raise a clear error when x, the states and the weights do not fit together."""
+    """Raise a clear error when x, the states and the weights do not fit together; return (T, N, H)."""
     H = w_hh.shape[1]
     if x.ndim != 3:
         raise ValueError(f"{name}: expected x of shape (T, N, {w_ih.shape[1]}), got {tuple(x.shape)}")
@@ -67,6 +67,7 @@ def check_shapes(name, x, h0, w_ih, w_hh, n_gates, states=()):
         if h is not None and tuple(h.shape) != (x.shape[1], H):
             raise ValueError(f"{name}: expected {label} of shape (N, H) = ({x.shape[1]}, {H}), "
                              f"got {tuple(h.shape)}")
+    return x.shape[0], x.shape[1], H
 
 
 def _initial_state(xp, state, x, H):
@@ -115,10 +116,8 @@ class RNNFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity):
-        check_shapes("rnn", x, h0, w_ih, w_hh, 1)
+        T, N, H = check_shapes("rnn", x, h0, w_ih, w_hh, 1)
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         xw = _input_projection(x, w_ih, b_ih, b_hh)            # (T, N, H), all steps at once
         h_prevs = xp.empty((T, N, H), dtype=x.dtype)           # h_{t-1}, for dW_hh
         hs = xp.empty((T, N, H), dtype=x.dtype)                # h_t
@@ -173,10 +172,8 @@ class LSTMFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
-        check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
+        T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         xw = _input_projection(x, w_ih, b_ih, b_hh)            # (T, N, 4H), all steps at once
         gates = xp.empty((T, N, 4 * H), dtype=x.dtype)         # [i, f, g, o] of every step
         h_prevs = xp.empty((T, N, H), dtype=x.dtype)           # h_{t-1}
@@ -253,10 +250,8 @@ class GRUFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after):
-        check_shapes("gru", x, h0, w_ih, w_hh, 3)
+        T, N, H = check_shapes("gru", x, h0, w_ih, w_hh, 3)
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         if not reset_after:                                    # only the r, z rows see h_{t-1}
             w_hrz, w_hn = w_hh[:2 * H], w_hh[2 * H:]
             b_hrz, b_hn = (None, None) if b_hh is None else (b_hh[:2 * H], b_hh[2 * H:])

@@ -245,10 +245,8 @@ class FastRNNFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, nonlinearity):
-        check_shapes("rnn", x, h0, w_ih, w_hh, 1)
+        T, N, H = check_shapes("rnn", x, h0, w_ih, w_hh, 1)
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         xw = _fast_input_projection(xp, x, w_ih, (b_ih, b_hh), 1)[0]       # (T, N, H), all steps
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
         w_hh_T = xp.ascontiguousarray(w_hh.T)
@@ -308,10 +306,8 @@ class FastLSTMFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
-        check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
+        T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
         # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
@@ -420,10 +416,8 @@ class FastGRUFunction(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, mask, reverse, reset_after):
-        check_shapes("gru", x, h0, w_ih, w_hh, 3)
+        T, N, H = check_shapes("gru", x, h0, w_ih, w_hh, 3)
         xp = backend.array_module(x, w_ih, w_hh)
-        T, N, _ = x.shape
-        H = w_hh.shape[1]
         dtype = x.dtype
         # sigma(a) = (1 + tanh(a / 2)) / 2 (block 2): the r, z rows of the weights and biases
         # halved once (exact), so one tanh, a multiply and an add give r and z
