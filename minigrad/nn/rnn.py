@@ -3,8 +3,9 @@
 Each layer and direction runs one sequence Function, forward and backward
 through time written by hand: from ``minigrad/functions/rnn_fast.py`` (the
 fast tier), or from ``minigrad/functions/rnn.py`` (the reference, the one to
-read) under ``minigrad.use_reference_kernels()``.  Stacking: layer k reads the outputs of layer k-1 (both directions
-concatenated when bidirectional), with dropout between layers in training.
+read) under ``minigrad.use_reference_kernels()``.  Stacking: layer k reads
+the outputs of layer k-1 (both directions concatenated when bidirectional),
+with dropout between layers in training.
 
 Parameters, as in ``torch.nn``, for layer k (suffix ``_reverse`` for the
 backward direction), G = 1 (RNN), 4 (LSTM), 3 (GRU):
