@@ -116,6 +116,7 @@ def test_new_factories_match_torch(device):
         assert like.shape == (2, 3) and like.dtype == minigrad.float64 and like.device == device
     assert minigrad.full_like(x, 7).tolist() == [[7.0] * 3] * 2
     assert minigrad.randn_like(x, dtype=minigrad.float32).dtype == minigrad.float32
+    assert minigrad.ones_like(input=x, requires_grad=True).requires_grad          # torch's keyword name
 
 
 def test_legacy_type_constructors():
