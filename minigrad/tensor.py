@@ -699,8 +699,11 @@ class Tensor:
         return self[(slice(None),) * (dim % self.ndim) + (index,)]
 
     def unbind(self, dim=0):
-        """The slices along dim, as a tuple (each with that dimension removed)."""
-        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+        """The slices along dim, as a tuple (each with that dimension removed).  One Split, so that
+        backward joins the T slice gradients once (T selects would each fill a zero tensor of x's shape)."""
+        if self.shape[dim] == 0:
+            return ()                                   # split would give one empty piece
+        return tuple(piece.squeeze(dim) for piece in self.split(1, dim))
 
     @property
     def is_cuda(self):
