@@ -81,14 +81,18 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _leaf(backend.get_module(device).arange(start, end, step, dtype=numpy.dtype(dtype)), requires_grad)
 
 
-def zeros_like(other, dtype=None, device=None, requires_grad=False):
-    return zeros(other.shape, dtype=dtype or other.dtype, device=device or other.device,
-                 requires_grad=requires_grad)
-
-
-def ones_like(other, dtype=None, device=None, requires_grad=False):
-    return ones(other.shape, dtype=dtype or other.dtype, device=device or other.device,
+def _like(make, input, dtype, device, requires_grad, *fill):
+    """``make(input.shape, *fill)`` with input's dtype and device unless others are given (every ``*_like``)."""
+    return make(input.shape, *fill, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _like(ones, input, dtype, device, requires_grad)
 
 
 def cat(tensors, dim=0):
@@ -142,23 +146,19 @@ def from_numpy(array):
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    return _like(full, input, dtype, device, requires_grad, fill_value)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False):
-    return empty(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    return _like(empty, input, dtype, device, requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False):
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    return _like(rand, input, dtype, device, requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False):
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    return _like(randn, input, dtype, device, requires_grad)
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None):

@@ -442,10 +442,10 @@ class Tensor:
         return fn.Abs.apply(self)
 
     def sqrt(self):
-        return fn.Pow.apply(self, 0.5)
+        return self ** 0.5
 
     def pow(self, exponent):
-        return fn.Pow.apply(self, exponent)
+        return self ** exponent
 
     def masked_fill(self, mask, value):
         """A copy with ``value`` where ``mask`` (bool, broadcastable to self) is True.
@@ -560,24 +560,26 @@ class Tensor:
     neg = __neg__
 
     def rsqrt(self):
-        return fn.Pow.apply(self, -0.5)
+        return self ** -0.5
 
     def square(self):
-        return fn.Pow.apply(self, 2)
+        return self ** 2
 
     def maximum(self, other):
         """Elementwise max(self, other) (broadcasting); a tie splits the gradient evenly."""
-        return fn.Maximum.apply(self, other)
+        return fn.Maximum.apply(*promotion.promote(self, other))
 
     def minimum(self, other):
         """Elementwise min(self, other) (broadcasting); a tie splits the gradient evenly."""
-        return fn.Minimum.apply(self, other)
+        return fn.Minimum.apply(*promotion.promote(self, other))
 
     def clamp(self, min=None, max=None):
         """Values limited to [min, max] (numbers); the gradient is 1 inside (bounds included), 0 outside."""
         if isinstance(min, Tensor) or isinstance(max, Tensor):
             raise TypeError("clamp: the bounds must be numbers here; for tensor bounds use "
                             "x.maximum(low).minimum(high) (gradients reach the bounds too)")
+        for bound in (min, max):
+            self, _ = promotion.promote(self, bound)     # an integer tensor with a float bound: the default dtype
         return fn.Clamp.apply(self, min, max)
 
     clip = clamp
@@ -697,8 +699,11 @@ class Tensor:
         return self[(slice(None),) * (dim % self.ndim) + (index,)]
 
     def unbind(self, dim=0):
-        """The slices along dim, as a tuple (each with that dimension removed)."""
-        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+        """The slices along dim, as a tuple (each with that dimension removed).  One Split, so that
+        backward joins the T slice gradients once (T selects would each fill a zero tensor of x's shape)."""
+        if self.shape[dim] == 0:
+            return ()                                   # split would give one empty piece
+        return tuple(piece.squeeze(dim) for piece in self.split(1, dim))
 
     @property
     def is_cuda(self):

@@ -100,6 +100,18 @@ def test_default_dtype():
         minigrad.set_default_dtype(minigrad.int64)
 
 
+@pytest.mark.parametrize("expression", [
+    lambda L, i, f: i.sqrt(), lambda L, i, f: i.rsqrt(), lambda L, i, f: i.pow(0.5), lambda L, i, f: L.sqrt(i),
+    lambda L, i, f: i.clamp(1.5, 4.5), lambda L, i, f: L.clamp(i, max=2.5), lambda L, i, f: i.clamp(1, 3),
+    lambda L, i, f: L.maximum(i, f), lambda L, i, f: L.minimum(f, i), lambda L, i, f: i.square()])
+def test_integer_tensors_promote_as_in_torch(expression):
+    torch = pytest.importorskip("torch")
+    ours = expression(minigrad, minigrad.tensor([1, 2, 5]), minigrad.tensor([2.0, 2.0, 2.0]))
+    theirs = expression(torch, torch.tensor([1, 2, 5]), torch.tensor([2.0, 2.0, 2.0]))
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert numpy.allclose(ours.tolist(), theirs.tolist())
+
+
 # ---------------------------------------------------------------------------- manual_seed
 
 def _draws(device):

@@ -116,6 +116,7 @@ def test_new_factories_match_torch(device):
         assert like.shape == (2, 3) and like.dtype == minigrad.float64 and like.device == device
     assert minigrad.full_like(x, 7).tolist() == [[7.0] * 3] * 2
     assert minigrad.randn_like(x, dtype=minigrad.float32).dtype == minigrad.float32
+    assert minigrad.ones_like(input=x, requires_grad=True).requires_grad          # torch's keyword name
 
 
 def test_legacy_type_constructors():
@@ -571,6 +572,7 @@ def test_index_select_errors_and_small_properties(device):
     with pytest.raises(ValueError, match="index_select: index must be a 1-D integer tensor"):
         x.index_select(0, minigrad.tensor([[0]], device=device))
     assert not x.is_cuda and x.nelement() == 6 and len(x.unbind(1)) == 3
+    assert minigrad.zeros(0, 3).unbind(0) == () and [p.shape for p in x.unbind(-1)] == [x.shape[:-1]] * x.shape[-1]
 
 
 def test_unsigned_and_boolean_values_sort_and_reduce_as_torch():
