@@ -132,6 +132,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """Binary cross entropy on logits, stable for any logit size (torch's argument order)."""
     _torch_only_arguments("binary_cross_entropy_with_logits", weight=weight, size_average=size_average,
                           reduce=reduce, pos_weight=pos_weight)
+    same_dtype("binary_cross_entropy_with_logits", input=input, target=target)
     return fn.BCEWithLogits.apply(input, target, reduction)
 
 
@@ -339,6 +340,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     On logits, binary_cross_entropy_with_logits is the stable form."""
     _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     target = target if isinstance(target, Tensor) else input.new_tensor(target)
+    same_dtype("binary_cross_entropy", input=input, target=target)
     return fn.BinaryCrossEntropy.apply(input, target, reduction)
 
 

@@ -593,3 +593,15 @@ def test_gather_scatter_and_clamp_refuse_what_torch_refuses():
         x.scatter(1, minigrad.tensor([[3], [0]]), 1.0)
     with pytest.raises(TypeError, match="maximum"):
         x.clamp(minigrad.zeros(3))
+
+
+def test_binary_cross_entropy_refuses_mixed_float_dtypes():
+    # torch raises for binary_cross_entropy (Found dtype Float but expected Double); silently computing
+    # in float64 would hide a model/target mismatch, so minigrad raises for both forms
+    p64 = minigrad.tensor([0.2, 0.7], dtype=minigrad.float64)
+    t32 = minigrad.tensor([0.0, 1.0], dtype=minigrad.float32)
+    F = minigrad.functional
+    for loss in (F.binary_cross_entropy, F.binary_cross_entropy_with_logits):
+        with pytest.raises(RuntimeError, match="expected the same dtype"):
+            loss(p64, t32)
+    assert F.binary_cross_entropy(p64, t32.double()).dtype == minigrad.float64
