@@ -187,7 +187,10 @@ class Grader:
         if header.get("status") != "ok":
             return False, str(header.get("message", "the backward failed")), (float("inf"), "")
         missing = header.get("missing", [])
-        if not isinstance(missing, list) or len(grads) + len(missing) != len(case.slots):
+        if not (isinstance(missing, list) and all(type(k) is int and 0 <= k < len(case.slots) for k in missing)
+                and len(set(missing)) == len(missing)):   # the worker's word: checked like its arrays
+            return False, "the backward's list of missing gradients is malformed", (float("inf"), "")
+        if len(grads) + len(missing) != len(case.slots):
             return False, f"the backward returned {len(grads) + len(missing)} gradients, expected {len(case.slots)}", \
                 (float("inf"), "")
         grads = iter(grads)
