@@ -28,7 +28,7 @@ import os
 
 import numpy
 
-from ..finite_differences import EPS, compare as judge_gradient, relative_error
+from ..finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
 from .assignment import find_submission, load_assignment
 from .cases import Reference, arguments, grading_seed, objective, uses
 from .diagnostics import compare, diagnose_gradient, dtype_problem
@@ -202,7 +202,7 @@ class Grader:
             minus = numpy.array(points[start + 1:start + 2 * x.size:2]).reshape(x.shape)
             start += 2 * x.size
             entry = check["inputs"][position] if position < case.n_inputs else {}
-            numeric = (plus - minus) / (2 * EPS)
+            numeric = central_difference(plus, minus, EPS)
             problem = "" if grad is None else (dtype_problem(grad_name, grad) or (
                 f"{grad_name} has dtype {grad.dtype}, expected float64" if grad.dtype != numpy.float64 else ""))
             if problem:
