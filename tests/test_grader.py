@@ -302,3 +302,11 @@ def test_a_malformed_array_layout_is_a_protocol_error_not_a_crash(shape):
     with pytest.raises(protocol.ProtocolError):
         protocol.read_message(io.BytesIO(struct.pack(">I", len(header)) + header))
 
+
+def test_a_message_round_trips():
+    import io
+    from minigrad.coursework import protocol
+    arrays = [np.arange(6.0).reshape(2, 3), np.zeros((0, 4), dtype=np.int32), np.array(True)]
+    header, out = protocol.read_message(io.BytesIO(protocol.encode({"status": "ok"}, arrays)))
+    assert header == {"status": "ok"}
+    assert all(a.dtype == b.dtype and a.shape == b.shape and (a == b).all() for a, b in zip(arrays, out))

@@ -40,7 +40,7 @@ def _dtype_text(array):
 
 def encode(header, arrays=()):
     """The bytes of one message: ``header`` (a dict, JSON-able) and ``arrays`` (NumPy arrays)."""
-    arrays = [numpy.ascontiguousarray(a) for a in arrays]
+    arrays = [numpy.asarray(a, order="C") for a in arrays]   # ascontiguousarray would make a 0-d array 1-d
     for a in arrays:
         if _dtype_text(a) not in DTYPES:
             raise ProtocolError(f"cannot send an array of dtype {a.dtype}: only numbers and booleans travel")
