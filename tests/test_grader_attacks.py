@@ -460,3 +460,14 @@ def test_a_forged_list_of_missing_gradients_fails_the_backward_without_stopping_
     results = grader.grade(write(tmp_path / "s", reference_text(), prelude))
     assert score(results) == FORWARD_POINTS
     assert all(r["forward"] and r["backward"] is False for r in results)
+
+
+def test_a_forged_error_message_is_capped_like_the_workers_own(grader, tmp_path):
+    prelude = """
+        import sys as _sys
+        _operations = _sys.modules["__main__"].OPERATIONS
+        _operations["forward"] = lambda harness, header, arrays: ({"status": "error", "message": "x" * 500000}, [])
+    """
+    results = grader.grade(write(tmp_path / "s", reference_text(), prelude))
+    assert score(results) == 0
+    assert all(len(r["message"]) < 3000 for r in results)

@@ -137,7 +137,7 @@ class Grader:
                                       "perturbations": case.perturbations}, arrays,
                                      max_payload=64 * reply_bytes + (1 << 20))   # room for wrong shapes, not floods
         if header.get("status") != "ok":
-            return False, str(header.get("message", "the forward failed"))
+            return False, str(header.get("message", "the forward failed"))[:2000]   # as the worker caps it
         n = len(check["outputs"])
         if len(out) != n * (1 + len(case.points)):
             return False, "the worker returned the wrong number of outputs"
@@ -185,7 +185,7 @@ class Grader:
                                         "douts": len(arrays)}, arrays + case.douts,
                                        max_payload=64 * reply_bytes + (1 << 20))
         if header.get("status") != "ok":
-            return False, str(header.get("message", "the backward failed")), (float("inf"), "")
+            return False, str(header.get("message", "the backward failed"))[:2000], (float("inf"), "")
         missing = header.get("missing", [])
         if not (isinstance(missing, list) and all(type(k) is int and 0 <= k < len(case.slots) for k in missing)
                 and len(set(missing)) == len(missing)):   # the worker's word: checked like its arrays
