@@ -42,6 +42,13 @@ def _largest_error(name, analytic, numeric, atol):
     return (float(errors[index]) if errors.size else 0.0), f"{name}{[int(i) for i in index]}"
 
 
+def _float64_problem(name, array):
+    """"" for a float64 array; else why not: float32 and float16 explained (diagnostics.dtype_problem)."""
+    if array.dtype == numpy.float64:
+        return ""
+    return dtype_problem(name, array) or f"{name} has dtype {array.dtype}, expected float64"
+
+
 class Grader:
     """Grades submissions of one assignment with one seed; the reference runs once for all of them.
 
@@ -166,11 +173,9 @@ class Grader:
     def _array_problem(name, array, shape):
         if array.shape != shape:
             return f"{name} has shape {array.shape}, expected {shape}"
-        problem = dtype_problem(name, array)
+        problem = _float64_problem(name, array)
         if problem:
             return problem
-        if array.dtype != numpy.float64:
-            return f"{name} has dtype {array.dtype}, expected float64"
         if not numpy.isfinite(array).all():
             index = tuple(int(i) for i in numpy.argwhere(~numpy.isfinite(array))[0])
             return f"{name} contains NaN or inf (first at {name}{list(index)})"
@@ -203,8 +208,7 @@ class Grader:
             start += 2 * x.size
             entry = check["inputs"][position] if position < case.n_inputs else {}
             numeric = central_difference(plus, minus, EPS)
-            problem = "" if grad is None else (dtype_problem(grad_name, grad) or (
-                f"{grad_name} has dtype {grad.dtype}, expected float64" if grad.dtype != numpy.float64 else ""))
+            problem = "" if grad is None else _float64_problem(grad_name, grad)
             if problem:
                 failures.append(problem)
                 continue
