@@ -290,3 +290,23 @@ def test_helper_modules_of_the_submission_import(tiny, tmp_path):
     (folder / "tinyrnn.py").write_text("from helpers import step_forward, step_backward\nimport numpy as np\n\n"
                                        "def sequence_forward" + rest)
     assert sum(r["score"] for r in tiny.grade(str(folder))) == 5
+
+
+@pytest.mark.parametrize("shape", [[0] * 65, [0, 2 ** 29, 2 ** 29, 2 ** 29], [-1], [1.5], [2 ** 40]])
+def test_a_malformed_array_layout_is_a_protocol_error_not_a_crash(shape):
+    # the worker's reply is the submission's to forge: any shape NumPy would refuse must be refused first
+    import io
+    import struct
+    from minigrad.coursework import protocol
+    header = json.dumps({"status": "ok", "arrays": [{"shape": shape, "dtype": "<f8"}]}).encode()
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read_message(io.BytesIO(struct.pack(">I", len(header)) + header))
+
+
+def test_a_message_round_trips():
+    import io
+    from minigrad.coursework import protocol
+    arrays = [np.arange(6.0).reshape(2, 3), np.zeros((0, 4), dtype=np.int32), np.array(True)]
+    header, out = protocol.read_message(io.BytesIO(protocol.encode({"status": "ok"}, arrays)))
+    assert header == {"status": "ok"}
+    assert all(a.dtype == b.dtype and a.shape == b.shape and (a == b).all() for a, b in zip(arrays, out))

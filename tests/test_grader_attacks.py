@@ -444,3 +444,30 @@ def test_a_flood_of_output_arrays_is_refused_without_reading_it(grader, tmp_path
     results = grader.grade(write(tmp_path / "s", text))
     assert score(results) == 0
     assert "does not accept (more than" in results[0]["message"]
+
+
+def test_a_forged_list_of_missing_gradients_fails_the_backward_without_stopping_the_grader(grader, tmp_path):
+    # "missing" names gradients the backward did not return; out of range or repeated, it must not crash the grader
+    prelude = """
+        import sys as _sys
+        _operations = _sys.modules["__main__"].OPERATIONS
+        _backward = _operations["backward"]
+        def _forged(harness, header, arrays):
+            reply, grads = _backward(harness, header, arrays)
+            return dict(reply, missing=[-1]), grads[1:]
+        _operations["backward"] = _forged
+    """
+    results = grader.grade(write(tmp_path / "s", reference_text(), prelude))
+    assert score(results) == FORWARD_POINTS
+    assert all(r["forward"] and r["backward"] is False for r in results)
+
+
+def test_a_forged_error_message_is_capped_like_the_workers_own(grader, tmp_path):
+    prelude = """
+        import sys as _sys
+        _operations = _sys.modules["__main__"].OPERATIONS
+        _operations["forward"] = lambda harness, header, arrays: ({"status": "error", "message": "x" * 500000}, [])
+    """
+    results = grader.grade(write(tmp_path / "s", reference_text(), prelude))
+    assert score(results) == 0
+    assert all(len(r["message"]) < 3000 for r in results)

@@ -96,13 +96,13 @@ def run(root="/autograder"):
             config = json.load(f)
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
+            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
+            try:   # read before the submission runs: its code could rewrite its own file
+                with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
+                    flags = reference_flags(f.read(), grader.assignment)
+            except OSError:   # no file: the checks say so
+                flags = []
             results = grader.grade(os.path.join(root, "submission"))
-        folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
-        try:
-            with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
-                flags = reference_flags(f.read(), grader.assignment)
-        except OSError:   # no file: the checks already say so
-            flags = []
         data = gradescope(results, flags)
     except Exception as error:   # the grader's own failure: say so, instead of an empty page
         data = {"score": 0, "output": f"the autograder failed ({type(error).__name__}: {error}); "

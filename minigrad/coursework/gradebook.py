@@ -101,8 +101,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
             results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
                                              f"submission: {error}"), "status": "crashed"}, {})
                        for check in grader.checks]
-        source = _source(folder, assignment.module)
-        flags = similarity.reference_flags(source, assignment)
+        flags = similarity.reference_flags(sources[name], assignment)
         _write_student(out, name, results, flags, grader.seed)
         with lock:
             done[0] += 1
@@ -115,11 +114,12 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
             grader.reference.prepare(check)
         for name in names:   # copied before any student's code runs
             _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+        # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
+        sources = {name: _source(os.path.join(snapshot, name), assignment.module) for name in names}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
             progress.write("\n")
-        sources = {name: _source(os.path.join(snapshot, name), assignment.module) for name in names}
     finally:
         grader.close()
         shutil.rmtree(snapshot, ignore_errors=True)

@@ -28,7 +28,7 @@ import os
 
 import numpy
 
-from ..finite_differences import EPS, compare as judge_gradient, relative_error
+from ..finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
 from .assignment import find_submission, load_assignment
 from .cases import Reference, arguments, grading_seed, objective, uses
 from .diagnostics import compare, diagnose_gradient, dtype_problem
@@ -40,6 +40,13 @@ def _largest_error(name, analytic, numeric, atol):
     errors = numpy.where(numpy.maximum(abs(analytic), abs(numeric)) > atol, relative_error(analytic, numeric), 0.0)
     index = numpy.unravel_index(int(numpy.argmax(errors)), errors.shape) if errors.size else ()
     return (float(errors[index]) if errors.size else 0.0), f"{name}{[int(i) for i in index]}"
+
+
+def _float64_problem(name, array):
+    """"" for a float64 array; else why not: float32 and float16 explained (diagnostics.dtype_problem)."""
+    if array.dtype == numpy.float64:
+        return ""
+    return dtype_problem(name, array) or f"{name} has dtype {array.dtype}, expected float64"
 
 
 class Grader:
@@ -137,7 +144,7 @@ class Grader:
                                       "perturbations": case.perturbations}, arrays,
                                      max_payload=64 * reply_bytes + (1 << 20))   # room for wrong shapes, not floods
         if header.get("status") != "ok":
-            return False, str(header.get("message", "the forward failed"))
+            return False, str(header.get("message", "the forward failed"))[:2000]   # as the worker caps it
         n = len(check["outputs"])
         if len(out) != n * (1 + len(case.points)):
             return False, "the worker returned the wrong number of outputs"
@@ -166,11 +173,9 @@ class Grader:
     def _array_problem(name, array, shape):
         if array.shape != shape:
             return f"{name} has shape {array.shape}, expected {shape}"
-        problem = dtype_problem(name, array)
+        problem = _float64_problem(name, array)
         if problem:
             return problem
-        if array.dtype != numpy.float64:
-            return f"{name} has dtype {array.dtype}, expected float64"
         if not numpy.isfinite(array).all():
             index = tuple(int(i) for i in numpy.argwhere(~numpy.isfinite(array))[0])
             return f"{name} contains NaN or inf (first at {name}{list(index)})"
@@ -185,9 +190,12 @@ class Grader:
                                         "douts": len(arrays)}, arrays + case.douts,
                                        max_payload=64 * reply_bytes + (1 << 20))
         if header.get("status") != "ok":
-            return False, str(header.get("message", "the backward failed")), (float("inf"), "")
+            return False, str(header.get("message", "the backward failed"))[:2000], (float("inf"), "")
         missing = header.get("missing", [])
-        if not isinstance(missing, list) or len(grads) + len(missing) != len(case.slots):
+        if not (isinstance(missing, list) and all(type(k) is int and 0 <= k < len(case.slots) for k in missing)
+                and len(set(missing)) == len(missing)):   # the worker's word: checked like its arrays
+            return False, "the backward's list of missing gradients is malformed", (float("inf"), "")
+        if len(grads) + len(missing) != len(case.slots):
             return False, f"the backward returned {len(grads) + len(missing)} gradients, expected {len(case.slots)}", \
                 (float("inf"), "")
         grads = iter(grads)
@@ -199,9 +207,8 @@ class Grader:
             minus = numpy.array(points[start + 1:start + 2 * x.size:2]).reshape(x.shape)
             start += 2 * x.size
             entry = check["inputs"][position] if position < case.n_inputs else {}
-            numeric = (plus - minus) / (2 * EPS)
-            problem = "" if grad is None else (dtype_problem(grad_name, grad) or (
-                f"{grad_name} has dtype {grad.dtype}, expected float64" if grad.dtype != numpy.float64 else ""))
+            numeric = central_difference(plus, minus, EPS)
+            problem = "" if grad is None else _float64_problem(grad_name, grad)
             if problem:
                 failures.append(problem)
                 continue

@@ -9,7 +9,7 @@ One message on a pipe:
 
 Either side reads exactly the bytes the header announces.  ``read_message``
 trusts nothing: a header that is too long, a dtype outside ``DTYPES``, a
-negative or too-large shape, or a pipe that ends early raise ProtocolError.
+negative, too-large or too-deep shape, or a pipe that ends early raise ProtocolError.
 The grader checks the returned arrays' shapes, dtypes and values itself
 (grader.py); this module only frames them.
 
@@ -22,6 +22,7 @@ import numpy
 
 MAX_HEADER = 1 << 20          # 1 MB of JSON is far more than any request or reply needs
 MAX_PAYLOAD = 512 << 20       # 512 MB of array bytes in one message
+MAX_DIMS = 32                 # NumPy refuses more than 64; no check needs more than a few
 DTYPES = ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
 
 
@@ -39,7 +40,7 @@ def _dtype_text(array):
 
 def encode(header, arrays=()):
     """The bytes of one message: ``header`` (a dict, JSON-able) and ``arrays`` (NumPy arrays)."""
-    arrays = [numpy.ascontiguousarray(a) for a in arrays]
+    arrays = [numpy.asarray(a, order="C") for a in arrays]   # ascontiguousarray would make a 0-d array 1-d
     for a in arrays:
         if _dtype_text(a) not in DTYPES:
             raise ProtocolError(f"cannot send an array of dtype {a.dtype}: only numbers and booleans travel")
@@ -84,7 +85,9 @@ def read_message(stream, max_payload=MAX_PAYLOAD):
         if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
             raise ProtocolError(f"an array of unsupported dtype: {entry!r:.100}")
         shape = entry.get("shape")
-        if not isinstance(shape, list) or not all(type(d) is int and 0 <= d <= max_payload for d in shape):
+        # every dimension counted, zeros as 1: NumPy refuses a 0-size shape whose other dimensions overflow
+        if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(type(d) is int and d >= 0 for d in shape)
+                and numpy.prod([max(d, 1) for d in shape], dtype=numpy.float64) <= max_payload):
             raise ProtocolError(f"an array of invalid shape: {shape!r:.100}")
         dtype = numpy.dtype(entry["dtype"])
         size = int(numpy.prod(shape, dtype=numpy.float64)) * dtype.itemsize

@@ -1,4 +1,6 @@
 """A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
+import os
+import tempfile
 
 
 def _part(ok):
@@ -48,8 +50,6 @@ def gradescope(results, flags=()):
 
 def write_atomic(path, text):
     """Write ``text`` to ``path`` all at once: a temporary file beside it, then os.replace (never half a report)."""
-    import os
-    import tempfile
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".")

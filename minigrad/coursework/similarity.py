@@ -103,10 +103,13 @@ def similarity(a_source, b_source, base=None):
     smaller one is entirely found in the other; 0, nothing in common.
     """
     given = fingerprints(base) if base else set()
-    a, b = fingerprints(a_source) - given, fingerprints(b_source) - given
-    if not a or not b:
-        return 0.0
-    return len(a & b) / min(len(a), len(b))
+    return _shared(fingerprints(a_source) - given, fingerprints(b_source) - given)
+
+
+def _shared(a, b):
+    """|A & B| / min(|A|, |B|) of two fingerprint sets; 0 when either is empty."""
+    smaller = min(len(a), len(b))
+    return len(a & b) / smaller if smaller else 0.0
 
 
 def pairwise(sources, base=None):
@@ -122,9 +125,7 @@ def pairwise(sources, base=None):
     pairs = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            shared = len(prints[a] & prints[b])
-            smaller = min(len(prints[a]), len(prints[b]))
-            pairs.append((a, b, shared / smaller if smaller else 0.0))
+            pairs.append((a, b, _shared(prints[a], prints[b])))
     return sorted(pairs, key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
