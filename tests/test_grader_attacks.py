@@ -400,7 +400,11 @@ def test_without_a_uid_of_its_own_the_supervisor_still_cleans_up(tmp_path):
             time.sleep(0.05)
         assert len(processes_with(marker)) == 2
     assert processes_with(marker) == []
-    (folder / "m.py").write_text("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    # the kill, then (as an attacker that answers only once the supervisor is gone) wait until it has exited:
+    # a SIGKILLed process on a loaded machine can take a while to exit, and until then it looks alive
+    (folder / "m.py").write_text("import os, signal, time\nparent = os.getppid()\nos.kill(parent, signal.SIGKILL)\n"
+                                 "deadline = time.time() + 10\n"
+                                 "while os.getppid() == parent and time.time() < deadline:\n    time.sleep(0.01)\n")
     with pytest.raises(WorkerFailed, match="the process supervising your code was killed"):
         with Worker(str(folder), "m.py", trusted=True) as worker:
             worker.request({"op": "forward", "target": {"name": "x", "kind": "pair"}, "args": []}, [], timeout=5)
