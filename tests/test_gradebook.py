@@ -102,3 +102,20 @@ def test_a_failing_reference_is_the_instructors_error(tmp_path, capsys):
     assert main(["grade", str(submissions), "--assignment", str(assignment), "--out", str(tmp_path / "o")]) == 2
     assert "the reference solution of tinyrnn" in capsys.readouterr().err
     assert not any((tmp_path / "o").rglob("report.txt"))
+
+
+def test_any_error_while_grading_one_student_is_that_students_failure_only(tmp_path, monkeypatch):
+    from minigrad.coursework.grader import Grader
+    submissions, out = make_class(tmp_path), tmp_path / "grades"
+    grade = Grader.grade
+
+    def grade_or_fail(self, folder, *args, **kwargs):   # an error no one foresaw, for bob's submission only
+        if os.path.basename(folder) == "bob":
+            raise ValueError("an unforeseen error")
+        return grade(self, folder, *args, **kwargs)
+
+    monkeypatch.setattr(Grader, "grade", grade_or_fail)
+    assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "--seed", "3"]) == 0
+    book = read_gradebook(out)
+    assert book["bob"]["total"] == "0" and book["alice"]["total"] == "5"
+    assert "an unforeseen error" in (out / "students" / "bob" / "report.txt").read_text()

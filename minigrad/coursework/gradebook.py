@@ -33,7 +33,7 @@ from .autograder import minigrad_version
 from .grader import Grader
 from .make import student_version
 from .report import gradescope, table, write_atomic
-from .sandbox import Limits, WorkerFailed, _copy_submission
+from .sandbox import Limits, _copy_submission
 
 
 def students_in(folder):
@@ -97,7 +97,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         folder = os.path.join(snapshot, name)
         try:
             results = grader.grade(folder)
-        except (WorkerFailed, OSError, RuntimeError) as error:   # the grader's own trouble: this student only
+        except Exception as error:   # whatever a submission made go wrong: this student's failure only
             results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
                                              f"submission: {error}"), "status": "crashed"}, {})
                        for check in grader.checks]
