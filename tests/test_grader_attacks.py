@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -437,6 +438,43 @@ def test_the_worker_runs_as_a_uid_of_its_own_when_the_grader_is_root(tmp_path):
             assert worker.uid and uids == [str(worker.uid)] * 4
         else:
             assert worker.uid is None and uids[0] == str(os.getuid())
+
+
+LATE_IMPORTS = """
+    def _late_imports():   # first used in a function, after the worker has switched to its own uid
+        import numpy.fft, numpy.linalg, numpy.random
+        import minigrad.metrics, minigrad.nn.functional
+        numpy.random.default_rng(0).normal(size=3)
+        return numpy.linalg.norm(numpy.fft.fft(numpy.ones(4)).real)
+"""
+
+
+def test_honest_code_that_imports_late_is_graded_as_usual(grader, tmp_path):
+    """NumPy loads numpy.random on first use: as root with Python under /root (0700) a worker that had not
+    imported it before switching uid failed every honest submission that drew a random number."""
+    text = reference_text().replace("def step_forward(x, h_prev, Wx, Wh, b):\n",
+                                    "def step_forward(x, h_prev, Wx, Wh, b):\n    _late_imports()\n", 1)
+    assert "_late_imports()" in text
+    assert score(grader.grade(write(tmp_path / "s", text, LATE_IMPORTS))) == FULL
+
+
+def test_the_instructor_is_warned_when_the_worker_cannot_read_python(tmp_path):
+    from minigrad.coursework.sandbox import Worker
+    (tmp_path / "m.py").write_text("")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with Worker(str(tmp_path), "m.py") as worker:
+            uid, unreadable = worker.uid, worker.unreadable
+    if not ROOT:
+        assert uid is None and unreadable == [] and caught == []
+        return
+    for path in (sys.base_prefix, os.path.dirname(os.path.abspath(np.__file__))):
+        readable = subprocess.run(["test", "-r", path, "-a", "-x", path], user=uid, group=uid,
+                                  extra_groups=[]).returncode == 0
+        assert (path in unreadable) == (not readable), (path, unreadable)
+    messages = [str(w.message) for w in caught if "cannot read" in str(w.message)]
+    assert len(messages) == (1 if unreadable else 0)
+    assert not unreadable or all(path in messages[0] for path in unreadable) and "chmod o+x" in messages[0]
 
 
 def test_a_flood_of_output_arrays_is_refused_without_reading_it(grader, tmp_path):

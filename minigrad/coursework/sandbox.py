@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 from . import protocol
 from .supervisor import processes
@@ -148,6 +149,15 @@ def _signal_reason(code, limits):
             "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
 
 
+def unreadable_warning(uid, paths):
+    """For the instructor: the worker's uid cannot read the Python that runs it (e.g. one under /root)."""
+    return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
+            f"{', '.join(paths)}: a submission can import only what the worker imported before switching "
+            "(NumPy, minigrad and common standard modules; worker.PRELOAD), so any other import fails as "
+            "if the student's code were wrong.  Let other users read the Python installation (e.g. "
+            "chmod o+x on the folders above it), install it outside /root, or grade as a normal user.")
+
+
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
@@ -157,6 +167,7 @@ class Worker:
         self.supervisor = None
         self.pid = None
         self.closed = False
+        self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [HERE] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
@@ -195,6 +206,9 @@ class Worker:
         self.pid = int(first) if first and first.isdigit() else None
         header, _ = self._receive(time.monotonic() + 120)   # a loaded machine can take a while to import NumPy
         if header.get("status") == "started":
+            self.unreadable = [str(path) for path in header.get("unreadable", [])]
+            if self.unreadable:
+                warnings.warn(unreadable_warning(self.uid, self.unreadable), RuntimeWarning, stacklevel=2)
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
