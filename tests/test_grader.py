@@ -41,9 +41,18 @@ def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp
 
     make_assignment(assignment.path, tmp_path)
     results = grade(tmp_path, assignment)           # a folder: the grader finds the module in it
-    for r in results:
+    for r, check in zip(results, assignment.checks):
         assert not r["passed"] and r["score"] == 0
         assert "not implemented yet" in r["message"], r["message"]
+        assert r["hints"] == check.get("forward_hints", check["hints"])[:1]   # the nudge of the part to write
+
+
+def test_a_wrong_forward_gets_the_forward_hints_not_the_backward_formula(tmp_path):
+    path = submission(tmp_path, "rnn", ("h = xp.tanh(a) if", "h = xp.tanh(2 * a) if"))
+    result = by_name(grade(path, "rnn", only=["rnn_step"]))["rnn_step"]
+    assert result["forward"] is False and result["score"] == 0
+    assert result["hints"] == load_assignment("rnn").check("rnn_step")["forward_hints"]
+    assert "da = dh" not in result["hint"] and "h = tanh(a)" in result["hint"]
 
 
 def _junit_counts(path):

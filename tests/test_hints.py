@@ -27,6 +27,14 @@ def test_an_older_single_hint_is_one_level_and_no_hint_is_none():
     assert hints_for({}, {"name": "x"}, "failed") == []
 
 
+def test_a_failed_forward_gets_the_forward_hints_never_the_backward_formula():
+    check = dict(CHECK, forward_hints=["a forward nudge", "the forward formula"])
+    assert hints_for({}, check, "not implemented", "forward") == ["a forward nudge"]
+    assert hints_for({}, check, "failed", "forward") == ["a forward nudge", "the forward formula"]
+    assert hints_for({}, check, "failed", "backward") == CHECK["hints"]
+    assert hints_for({}, CHECK, "failed", "forward") == CHECK["hints"]   # no forward hints: the check's own
+
+
 def test_an_unknown_outcome_is_an_error():
     with pytest.raises(ValueError, match="outcome must be one of"):
         hints_for({}, CHECK, "crashed")
@@ -56,3 +64,6 @@ def test_shipped_checks_have_levelled_hints_and_no_seed(assignment):
         assert levels[-1] not in levels[0]
         if "forward_points" in check or "backward_points" in check:
             assert check["forward_points"] + check["backward_points"] == check["points"], check["name"]
+        if check.get("forward_points") and check["kind"] == "pair":   # the student writes the forward too
+            forward_levels = check["forward_hints"]
+            assert len(forward_levels) >= 2 and not any(re.search(r"\bd\w* =", h) for h in forward_levels)

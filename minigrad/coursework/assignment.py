@@ -15,7 +15,7 @@ ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assi
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
 ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
 CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
-                "cases", "points", "forward_points", "backward_points", "hints", "hint", "atol", "rtol",
+                "cases", "points", "forward_points", "backward_points", "hints", "forward_hints", "hint", "atol", "rtol",
                 "forward_atol", "forward_rtol"}
 INPUT_FIELDS = {"name", "shape", "value", "causal", "scale", "shift", "grad", "time_axis"}
 

@@ -262,7 +262,7 @@ class Grader:
         result["score"] = result["forward_score"] + result["backward_score"]
         dtype = "but float64 is expected" in message or "expected float64" in message
         # a dtype failure is not what the hints are about: they would send the student looking elsewhere
-        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"])
+        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"], failed_part)
         result["hint"] = "\n".join(result["hints"])
         return result
 

@@ -16,6 +16,12 @@ optional ``hint_policy`` says (the defaults below):
     failed            the student tried and got it wrong: every hint (or the first N)
     passed            no hint
 
+A check whose forward the student writes too can have hints of its own for
+the forward part, shown when that part fails (or is not written yet); the
+``"hints"`` are then about the backward only:
+
+    "forward_hints": ["a nudge for the forward", "its formula"]
+
 An instructor's file that still has the single ``"hint"`` of older versions
 reads as a one-level list.
 """
@@ -24,8 +30,12 @@ OUTCOMES = ("not implemented", "failed", "passed")
 DEFAULT_POLICY = {"not_implemented": 1, "failed": "all"}
 
 
-def hint_levels(check_spec):
-    """The check's hints as a list, gentlest first ("hints", or the older single "hint")."""
+def hint_levels(check_spec, part=None):
+    """The check's hints as a list, gentlest first ("hints", or the older single "hint").
+
+    part: "forward" when the forward part failed: its "forward_hints" where the check has them."""
+    if part == "forward" and "forward_hints" in check_spec:
+        return list(check_spec["forward_hints"])
     if "hints" in check_spec:
         return list(check_spec["hints"])
     return [check_spec["hint"]] if check_spec.get("hint") else []
@@ -38,18 +48,19 @@ def hint_policy(assignment_spec):
     return policy
 
 
-def hints_for(assignment_spec, check_spec, outcome):
+def hints_for(assignment_spec, check_spec, outcome, part=None):
     """The hints to show for one check: a list of strings, gentlest first.
 
     assignment_spec: the assignment's checks.json (a dict), for its "hint_policy"
     check_spec:      the check's entry in it
     outcome:         "not implemented", "failed" or "passed"
+    part:            "forward" or "backward": the part that failed (None: the check as a whole)
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"hints_for: outcome must be one of {', '.join(map(repr, OUTCOMES))}, got {outcome!r}")
     if outcome == "passed":
         return []
-    levels = hint_levels(check_spec)
+    levels = hint_levels(check_spec, part)
     count = hint_policy(assignment_spec)["not_implemented" if outcome == "not implemented" else "failed"]
     return levels if count == "all" else levels[:count]
 
@@ -71,9 +82,10 @@ def problems(assignment_spec, filename="checks.json"):
         where = f"{filename}: checks[{number}] ({check.get('name', '?')})"
         if "hint" in check and "hints" in check:
             found.append(f"{where} has both \"hint\" and \"hints\": keep the list \"hints\" only")
-        hints = check.get("hints", [])
-        if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
-            found.append(f"{where}: \"hints\" must be a list of non-empty strings, gentlest first")
+        for field in ("hints", "forward_hints"):
+            hints = check.get(field, [])
+            if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
+                found.append(f"{where}: \"{field}\" must be a list of non-empty strings, gentlest first")
         if "hint" in check and not isinstance(check["hint"], str):
             found.append(f"{where}: \"hint\" must be a string (better: a list \"hints\", gentlest first)")
     return found
