@@ -459,12 +459,16 @@ def test_honest_code_that_imports_late_is_graded_as_usual(grader, tmp_path):
 
 
 def test_the_instructor_is_warned_when_the_worker_cannot_read_python(tmp_path):
+    from minigrad.coursework import sandbox
     from minigrad.coursework.sandbox import Worker
     (tmp_path / "m.py").write_text("")
+    sandbox._WARNED.clear()   # once per process: earlier tests may have had it already
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with Worker(str(tmp_path), "m.py") as worker:
             uid, unreadable = worker.uid, worker.unreadable
+        with Worker(str(tmp_path), "m.py"):
+            pass                                      # a second worker: no second warning
     if not ROOT:
         assert uid is None and unreadable == [] and caught == []
         return

@@ -149,6 +149,9 @@ def _signal_reason(code, limits):
             "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
 
 
+_WARNED = []   # whether unreadable_warning was given in this process
+
+
 def unreadable_warning(uid, paths):
     """For the instructor: the worker's uid cannot read the Python that runs it (e.g. one under /root)."""
     return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
@@ -207,7 +210,8 @@ class Worker:
         header, _ = self._receive(time.monotonic() + 120)   # a loaded machine can take a while to import NumPy
         if header.get("status") == "started":
             self.unreadable = [str(path) for path in header.get("unreadable", [])]
-            if self.unreadable:
+            if self.unreadable and not _WARNED:   # once per grading process, not once per worker
+                _WARNED.append(True)
                 warnings.warn(unreadable_warning(self.uid, self.unreadable), RuntimeWarning, stacklevel=2)
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
