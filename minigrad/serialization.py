@@ -25,6 +25,7 @@ import zipfile
 import numpy
 
 from . import backend
+from .atomic_file import atomic_write
 from .tensor import Tensor
 
 SEPARATOR = "/"
@@ -85,17 +86,8 @@ def save(state, path):
     arrays = {}
     tree = _split(state, "", arrays)
     arrays[TREE] = numpy.array(json.dumps(tree))              # a 0-d unicode array, not an object
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as file:
-            numpy.savez(file, **arrays)
-            file.flush()
-            os.fsync(file.fileno())                           # on disk before the rename
-        os.replace(temporary, path)                           # atomic: old file or new, never half
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+    with atomic_write(path, "wb") as file:                   # the old file or the new, never half
+        numpy.savez(file, **arrays)
 
 
 def load(path, device=None):

@@ -139,3 +139,19 @@ def test_unsavable_values_raise(tmp_path):
     with pytest.raises(CheckpointError, match="contains '/'"):
         minigrad.save({"a/b": 1}, tmp_path / "x.npz")
     assert not os.listdir(tmp_path)
+
+
+def test_one_atomic_writer_for_checkpoints_and_reports(tmp_path, monkeypatch):
+    """The grader's reports use the same atomic_write as checkpoints: a crash leaves the old report."""
+    from minigrad.coursework.report import write_atomic
+    report = tmp_path / "report.txt"
+    write_atomic(report, "old\n")
+    assert oct(report.stat().st_mode & 0o777) == "0o644"
+
+    def interrupted(source, destination):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(report, "new\n")
+    assert report.read_text() == "old\n" and os.listdir(tmp_path) == ["report.txt"]

@@ -1,6 +1,5 @@
 """A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
-import os
-import tempfile
+from ..atomic_file import atomic_write
 
 
 def _part(ok):
@@ -49,18 +48,6 @@ def gradescope(results, flags=()):
 
 
 def write_atomic(path, text):
-    """Write ``text`` to ``path`` all at once: a temporary file beside it, then os.replace (never half a report)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    """Write ``text`` to ``path`` all at once (atomic_file.atomic_write): never half a report."""
+    with atomic_write(path, "w") as f:
+        f.write(text)
