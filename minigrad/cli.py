@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 
 def _list(args):
@@ -149,10 +150,17 @@ def parser():
     return top
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning for the person at the command line: one line, no source line of minigrad's."""
+    print(f"minigrad: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args)
     except (ValueError, KeyError, OSError, ImportError) as error:
         print(f"minigrad: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
         return 2

@@ -319,3 +319,18 @@ def test_a_message_round_trips():
     header, out = protocol.read_message(io.BytesIO(protocol.encode({"status": "ok"}, arrays)))
     assert header == {"status": "ok"}
     assert all(a.dtype == b.dtype and a.shape == b.shape and (a == b).all() for a, b in zip(arrays, out))
+
+
+def test_the_command_line_shows_a_warning_as_one_line(capsys, monkeypatch):
+    import warnings
+    from minigrad import cli
+
+    def run(args):
+        warnings.warn("the worker's uid cannot read /opt/python", RuntimeWarning)
+        return 0
+
+    monkeypatch.setattr(cli, "_list", run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")    # Python's own default for a RuntimeWarning (pytest may set others)
+        assert main(["assignment", "list"]) == 0
+    assert capsys.readouterr().err == "minigrad: warning: the worker's uid cannot read /opt/python\n"
