@@ -167,10 +167,11 @@ def test_no_gradient_requested_for_the_input(device):
 
 
 @pytest.mark.parametrize("kind", list(GATES))
-def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier):
+@pytest.mark.parametrize("N", [3, 1])   # N = 1: the fast LSTM's step-major rows (rnn_fast.py block 11)
+def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier, N):
     """The backward reuses the memory of the forward's gate buffer for dA, but only when the
     graph is freed: with retain_graph=True a second backward must see the same saved values."""
-    x, h0, c0, weights = _make(kind, device, 4, 3, 2, 3)
+    x, h0, c0, weights = _make(kind, device, 4, N, 2, 3)
     leaves = [v for v in [x, h0, c0] + weights if v is not None]
     out = _call(kind, x, h0, c0, weights)[0]
     out.sum().backward(retain_graph=True)
