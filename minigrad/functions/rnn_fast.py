@@ -418,10 +418,10 @@ class FastLSTMFunction(Function):
         one_row = dout.shape[1] == 1 and mask is None and H <= 16       # block 11
         if one_row:
             rows = dA_steps.reshape(x.shape[0], 1, 4 * H)               # a view: step-major for N = 1
-            dout4 = xp.tile(dout, 4)                                    # (T, 1, 4H): [dout, dout, dout, dout]
-            w_hh4 = xp.tile(w_hh, 4)                                    # (4H, 4H): da W_hh4 = [dh_{t-1}] * 4
+            dout4 = xp.concatenate([dout] * 4, axis=-1)                 # (T, 1, 4H): [dout, dout, dout, dout]
+            w_hh4 = xp.concatenate([w_hh] * 4, axis=1)                  # (4H, 4H): da W_hh4 = [dh_{t-1}] * 4
             zeros = xp.zeros_like(dh_n)
-            dh_next4 = xp.tile(dh_n, 4)
+            dh_next4 = xp.concatenate([dh_n] * 4, axis=-1)
             dc_next4 = xp.concatenate([dc_n, dc_n, dc_n, zeros], axis=-1)
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
             # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
