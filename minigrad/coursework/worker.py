@@ -48,10 +48,11 @@ OUTPUT_MB = 64     # set from the config
 # Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use,
 # NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random) and minigrad's.
 PRELOAD = ("numpy.random", "numpy.linalg", "numpy.fft", "minigrad.nn.functional", "minigrad.data",
-           "minigrad.decoding", "minigrad.metrics", "minigrad.models", "minigrad.text", "math", "random", "itertools", "functools", "collections", "copy", "dataclasses", "typing",
-           "warnings", "string", "re", "operator", "statistics", "numbers", "secrets", "hashlib", "heapq",
-           "bisect", "contextlib", "enum", "fractions", "time", "json", "inspect", "subprocess", "signal",
-           "glob", "pathlib", "tempfile", "shutil", "textwrap", "pprint", "gc", "io", "struct", "abc")
+           "minigrad.decoding", "minigrad.metrics", "minigrad.models", "minigrad.text", "math", "random",
+           "itertools", "functools", "collections", "copy", "dataclasses", "typing", "warnings", "string",
+           "re", "operator", "statistics", "numbers", "secrets", "hashlib", "heapq", "bisect", "contextlib",
+           "enum", "fractions", "time", "json", "inspect", "subprocess", "signal", "glob", "pathlib",
+           "tempfile", "shutil", "textwrap", "pprint", "gc", "io", "struct", "abc")
 
 
 def _load_protocol():
