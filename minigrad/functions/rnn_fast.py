@@ -59,7 +59,7 @@ in brackets):
      instead of a matmul per gate and their sum (``_recurrent_weights``,
      ``_recurrent_grad``).  Likewise the input projection is the plain rows
      (T, 4H) = (T, 4, 1, H), one 2-D matmul whose step t is a contiguous
-     (4, 1, H) block (G is then filled step by step).  (Replaces `a = ... + h @
+     (4, 1, H) block (G is then filled step by step; H <= 16: block 12).  (Replaces `a = ... + h @
      w_hh.T`, `dh = da @ w_hh` and ``_input_projection``'s gate-major layout for
      N = 1; plain: tiny LSTM +10% for the two step products, +5% for the projection.)
  10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
@@ -332,6 +332,8 @@ class FastLSTMFunction(Function):
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
         Z = None
+        if N == 1:   # (4, T, N, H) filled step by step, stored step-major: a step's (1, 4H) row is contiguous
+            G = xp.empty((T, 4, N, H), dtype=x.dtype).transpose(1, 0, 2, 3)      # (blocks 9 and 11)
         if N == 1 and H <= 16:                                          # block 12: rows [h_{t-1}, x_t, 1]
             D = x.shape[2]
             Z = xp.empty((T + 1, H + D + 1), dtype=x.dtype)             # row r: hs[r], the x that meets it, 1
@@ -345,15 +347,12 @@ class FastLSTMFunction(Function):
             w_rec = xp.ascontiguousarray(w_all.T)                       # (H + D + 1, 4H)
             hs = Z[:, None, :H]                                         # (T + 1, 1, H), a view
             hs[T if reverse else 0] = 0 if h0 is None else h0
-            G = xp.empty((T, 4, N, H), dtype=x.dtype).transpose(1, 0, 2, 3)   # (4, T, N, H), step-major
         else:
             projection = _fast_input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
                                                 [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4,
                                                 gate_major=N > 1)
             if N == 1:                                                  # block 9: rows (T, 4H) = (T, 4, 1, H)
                 G_in = projection.reshape(T, 4, N, H)                   # G_in[t]: step t's x part, contiguous
-                G = xp.empty((T, 4, N, H), dtype=x.dtype).transpose(1, 0, 2, 3)   # (4, T, N, H), step-major
-                #   in memory: filled step by step, and each step's (1, 4H) row contiguous (block 11)
             else:
                 G = projection                                          # (4, T, N, H), gate-major
                 G_in = G.transpose(1, 0, 2, 3)                          # G_in[t]: step t's x part, a view
