@@ -59,9 +59,10 @@ in brackets):
      instead of a matmul per gate and their sum (``_recurrent_weights``,
      ``_recurrent_grad``).  Likewise the input projection is the plain rows
      (T, 4H) = (T, 4, 1, H), one 2-D matmul whose step t is a contiguous
-     (4, 1, H) block (G is then filled step by step; H <= 16: block 12).  (Replaces `a = ... + h @
-     w_hh.T`, `dh = da @ w_hh` and ``_input_projection``'s gate-major layout for
-     N = 1; plain: tiny LSTM +10% for the two step products, +5% for the projection.)
+     (4, 1, H) block (G is then filled step by step; H <= 16: block 12).
+     (Replaces `a = ... + h @ w_hh.T`, `dh = da @ w_hh` and
+     ``_input_projection``'s gate-major layout for N = 1; plain: tiny LSTM
+     +10% for the two step products, +5% for the projection.)
  10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
      more (plain: tiny LSTM +3%, its Function alone +4%).
