@@ -35,8 +35,13 @@ DEVICES = ["cpu", "strict"] + (["cuda"] if os.environ.get("MINIGRAD_DEVICE") == 
 
 
 @pytest.fixture(params=DEVICES)
-def device(request):
-    """The device name a test runs on: "cpu", "strict" (and "cuda" when MINIGRAD_DEVICE=cuda)."""
+def device(request, monkeypatch):
+    """The device name a test runs on: "cpu", "strict" (and "cuda" when MINIGRAD_DEVICE=cuda).
+
+    It is also the test's default device (MINIGRAD_DEVICE), so a module or tensor the
+    test makes without ``device=`` lands there too: under MINIGRAD_DEVICE=cuda the
+    "cpu" case stays wholly on the CPU, and the "strict" case checks every array."""
+    monkeypatch.setenv("MINIGRAD_DEVICE", request.param)
     return request.param
 
 

@@ -185,6 +185,15 @@ class _StrictModule(_Proxy):
                                                  dtype=dtype))
 
     @staticmethod
+    def where(condition, *values):
+        """numpy.where, with CuPy's rule: the condition must be an array (cupy.where calls
+        ``condition.astype``, so a Python or NumPy bool raises AttributeError there)."""
+        if not isinstance(condition, StrictArray):
+            raise AttributeError(f"strict device: where() needs an array condition, got "
+                                 f"{type(condition).__name__} (CuPy raises 'has no attribute astype')")
+        return _call(numpy.where, (condition,) + values, {})
+
+    @staticmethod
     def asnumpy(array):
         return array.get() if isinstance(array, StrictArray) else numpy.asarray(array)
 

@@ -140,7 +140,7 @@ def test_tensor_code_never_imports_numpy():
     lambda c, s: minigrad.functional.mse_loss(c, s),
 ])
 def test_every_kind_of_op_names_both_devices_when_mixed(op):
-    on_cpu = minigrad.ones(2, 2, requires_grad=True)
+    on_cpu = minigrad.ones(2, 2, requires_grad=True, device="cpu")
     on_strict = minigrad.ones(2, 2, device="strict")
     with pytest.raises(DeviceError, match=r'(?s)"cpu".*"strict"|"strict".*"cpu"'):
         op(on_cpu, on_strict)
@@ -170,8 +170,29 @@ class _HostMask(minigrad.autograd.Function):
         return (dout,)
 
 
-@pytest.mark.parametrize("bad_op", [_HostExp, _HostMask])
-def test_the_strict_device_catches_code_that_would_break_on_cupy(bad_op):
-    assert bad_op.apply(minigrad.ones(3)).shape == (3,)          # NumPy lets it pass on "cpu" ...
-    with pytest.raises(TypeError):
+class _NumberCondition(minigrad.autograd.Function):
+    """A deliberately wrong op: where() with a Python bool as its condition (Pow's backward
+    did this for a number exponent; cupy.where calls condition.astype, a bool has none)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = minigrad.backend.array_module(x)
+        return xp.where(2 == 0, 0, x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (dout,)
+
+
+@pytest.mark.parametrize("bad_op, error", [(_HostExp, TypeError), (_HostMask, TypeError),
+                                           (_NumberCondition, AttributeError)])
+def test_the_strict_device_catches_code_that_would_break_on_cupy(bad_op, error):
+    assert bad_op.apply(minigrad.ones(3, device="cpu")).shape == (3,)   # NumPy lets it pass on "cpu" ...
+    with pytest.raises(error):
         bad_op.apply(minigrad.ones(3, device="strict"))          # ... the strict device, like CuPy, does not
+
+
+def test_a_number_exponent_differentiates_on_the_strict_device():
+    x = minigrad.tensor([0.0, 1.0, 2.0], dtype=minigrad.float64, device="strict", requires_grad=True)
+    ((x ** 2).sum() + (x ** 0).sum()).backward()
+    assert minigrad.backend.to_numpy(x.grad).tolist() == [0.0, 2.0, 4.0]

@@ -145,7 +145,7 @@ def test_manual_seed_gives_the_same_numbers_on_every_device(device):
 # ---------------------------------------------------------------------------- moving between devices
 
 def test_tensor_to_moves_and_gradients_flow_back(device):
-    x = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True)   # on cpu
+    x = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True, device="cpu")
     y = x.to(device)
     assert y.device == device and x.to("cpu") is x
     (y * y).sum().backward()
@@ -168,4 +168,4 @@ def test_module_to_moves_parameters_and_trains_there(device):
     layer.to("cpu")
     assert all(p.device == "cpu" for p in layer.parameters())
     assert numpy.array_equal(layer.weight.numpy(), reference)
-    assert layer(minigrad.randn(1, 3)).device == "cpu"
+    assert layer(minigrad.randn(1, 3, device="cpu")).device == "cpu"

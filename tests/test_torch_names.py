@@ -444,7 +444,7 @@ def test_narrow_nonzero_pin_memory_and_to_another_tensor(device):
     assert x.nonzero().tolist() == torch.tensor([[0.0, 1.5], [2.0, 0.0]]).nonzero().tolist()
     assert x.nonzero().dtype == minigrad.long and x.pin_memory() is x
     assert x.to(device, non_blocking=True) is x                       # nanoGPT: x.pin_memory().to(device, non_blocking=True)
-    other = minigrad.zeros(1, dtype=minigrad.float64)
+    other = minigrad.zeros(1, dtype=minigrad.float64, device="cpu")
     assert x.to(other).dtype == minigrad.float64 and x.to(other).device == "cpu"
     copied = x.to(device, copy=True)
     assert copied is not x and copied.tolist() == x.tolist()

@@ -110,7 +110,10 @@ class Pow(Function):
         xp = backend.array_module(a, p)
         da = dp = None
         if ctx.needs_input_grad[0]:
-            slope = xp.where(p == 0, 0, p * a ** (p - 1))               # p a^(p-1), and 0 (not 0 * inf) for p = 0
+            if isinstance(p, (int, float)):                               # a number exponent: p == 0 is a bool
+                slope = p * a ** (p - 1) if p != 0 else xp.zeros_like(a)  # p a^(p-1); d(a^0)/da = 0
+            else:
+                slope = xp.where(p == 0, 0, p * a ** (p - 1))           # p a^(p-1), and 0 (not 0 * inf) for p = 0
             da = unbroadcast(dout * slope, _shape(a))                     # dL/dy * p a^(p-1)
         if ctx.needs_input_grad[1]:
             dp = unbroadcast(dout * y * xp.log(a), _shape(p))            # dL/dy * y log(a)
