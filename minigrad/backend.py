@@ -57,14 +57,15 @@ def register_device(name, module, array_type):
 
 
 def normalize_device(device):
-    """'cuda:0' -> 'cuda'; None -> the default device."""
+    """'cuda:0' -> 'cuda'; None -> the default device (checked and loaded like any other)."""
+    source = ""
     if device is None:
-        return default_device()
+        device, source = default_device(), " (the MINIGRAD_DEVICE environment variable)"
     name = str(device).split(":")[0]
     if name == "cuda":
         _load_cupy()
     elif name not in _devices:
-        raise DeviceError(f'unknown device "{device}": use "cpu" or "cuda"')
+        raise DeviceError(f'unknown device "{device}"{source}: use "cpu" or "cuda"')
     return name
 
 
