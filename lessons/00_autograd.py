@@ -226,6 +226,25 @@ print(f"max |autograd - by hand| over dL/dW and dL/dx: {error:.2e}")
 run.check(error < 1e-12, "matmul backward gives dout x^T and W^T dout")
 
 # %% [markdown]
+# Three ways to reach a tensor's values, with PyTorch's meanings:
+#
+# - `t.detach()`: a Tensor sharing `t`'s storage, cut from the graph.  It stops a
+#   gradient (`h = h.detach()` between chunks of truncated BPTT) and reads values
+#   that must not grow the graph (`scores.detach().topk(1)` while decoding).
+# - `t.numpy()` (in PyTorch `t.detach().numpy()`): the values as a NumPy array,
+#   for printing, plotting and NumPy maths.
+# - `t.data`: an older spelling of `detach()` whose in-place changes the graph does
+#   not notice.  Old tutorials update weights with `p.data.add_(p.grad, alpha=-lr)`;
+#   the safe form is an optimizer, or `p -= lr * p.grad` inside `with minigrad.no_grad():`.
+
+# %%
+step = W.detach()                      # the same storage as W, outside the graph
+with minigrad.no_grad():
+    W -= 0.5 * W.grad                  # one gradient-descent step, in place
+run.check(step.requires_grad is False and np.array_equal(step.numpy(), W.detach().numpy()),
+          "W.detach() shares W's storage: it sees the step")
+
+# %% [markdown]
 # ## 4. Finite differences and the relative error
 #
 # Any gradient can be checked without calculus: nudge the input and watch the
@@ -315,14 +334,15 @@ run.check(best32 > 1e-6, f"in float32 they cannot get below {best32:.1e} (> 1e-6
 def numeric_gradient(fn, x, eps):
     """Central differences of the scalar fn(x) with respect to every element of x (a Tensor)."""
     grad = np.zeros(x.shape)
+    values = x.detach()         # shares x's storage, outside the graph: writing into it changes x
     for index in np.ndindex(*x.shape):
-        original = float(x.data[index])
+        original = values[index].item()
         with minigrad.no_grad():
-            x.data[index] = original + eps
+            values[index] = original + eps
             plus = fn(x).item()
-            x.data[index] = original - eps
+            values[index] = original - eps
             minus = fn(x).item()
-            x.data[index] = original
+            values[index] = original
         grad[index] = (plus - minus) / (2 * eps)
     return grad
 

@@ -6,6 +6,7 @@
     array_index(index, device)        Tensors (and lists of ints) inside an index -> arrays
     index_along(tensor, dim, index)   1-D integer positions along ``dim`` -> the index (:, ..., :, index)
     broadcast_mask(mask, tensor)      a boolean mask, checked and broadcast to tensor's shape
+    scaled_operand(op, other, alpha)  add_(other, alpha=a), and the legacy add_(a, other) -> a * other
 
 Functions work on arrays only (minigrad/functions/); the Tensor methods and
 creation functions call these first.  Tensor comes from the engine
@@ -23,7 +24,7 @@ def new_array(data, dtype=None, device=None):
     else where a device array or Tensor already is, else on the default device."""
     if isinstance(data, autograd.Tensor):
         device = data.device if device is None else device
-        data = data.data
+        data = data._data
     dtype = None if dtype is None else numpy.dtype(dtype)
     if dtype is None and not hasattr(data, "dtype"):
         inferred = numpy.asarray(data).dtype
@@ -43,7 +44,7 @@ def sizes(args):
 
 def array_of(value):
     """A Tensor's array; any other value (array, number, None) as it is."""
-    return value.data if isinstance(value, autograd.Tensor) else value
+    return value._data if isinstance(value, autograd.Tensor) else value
 
 
 def array_index(index, device):
@@ -60,7 +61,7 @@ def array_index(index, device):
 
 def index_along(tensor, dim, index, op):
     """The index that picks positions ``index`` (1-D integers) along ``dim``: (:, ..., :, index)."""
-    index = index.data if isinstance(index, autograd.Tensor) else backend.asarray(index, device=tensor.device)
+    index = index._data if isinstance(index, autograd.Tensor) else backend.asarray(index, device=tensor.device)
     if index.ndim != 1 or index.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be a 1-D integer tensor, got {index.dtype} of shape {tuple(index.shape)}")
     return (slice(None),) * (dim % tensor.ndim) + (index,)
@@ -75,3 +76,16 @@ def broadcast_mask(mask, tensor):
     except ValueError:
         raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast to the "
                          f"input's shape {tensor.shape}") from None
+
+
+def scaled_operand(op, other, alpha):
+    """alpha * other for add/sub(other, alpha=): PyTorch's legacy order op(alpha, other) too
+    (old tutorials' ``p.data.add_(-lr, p.grad.data)``); the memoryview of ``p.grad.data`` refused."""
+    if isinstance(other, (int, float)) and not isinstance(alpha, (int, float)):
+        other, alpha = alpha, other                  # add_(Number alpha, Tensor other): deprecated in torch
+    if isinstance(other, memoryview):
+        raise TypeError(
+            f"{op}: got a memoryview. In minigrad p.grad is a NumPy array, so p.grad.data is NumPy's "
+            "memoryview of its buffer, not a Tensor: write p.grad where PyTorch code has p.grad.data"
+        )
+    return other if alpha == 1 else other * alpha

@@ -169,7 +169,7 @@ class Function:
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
-                data = arg.data
+                data = arg._data
                 if type(data) is not array_type:
                     if array_type is not None:
                         _check_same_device(args)
@@ -205,7 +205,7 @@ class Function:
 
 def _check_same_device(args):
     """Raise DeviceError, naming both devices, if the Tensor arguments live on different devices."""
-    backend.array_module(*(arg.data for arg in args if isinstance(arg, Tensor)))
+    backend.array_module(*(arg._data for arg in args if isinstance(arg, Tensor)))
 
 
 def _stale_input_error(node):
@@ -283,7 +283,7 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
         for parent, dinput in zip(node.inputs, grads):
             if parent is None or dinput is None:
                 continue
-            if dinput.shape != parent.data.shape:
+            if dinput.shape != parent._data.shape:
                 raise GraphError(
                     f"backward of {node.name()} returned a gradient of shape {tuple(dinput.shape)} "
                     f"for an input of shape {parent.shape}: a backward must return one "
@@ -305,14 +305,14 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
 def _output_gradient(tensor, gradient):
     """dL/d(tensor) as an array of tensor's shape: ``gradient``, or ones for a one-element tensor."""
     if gradient is None:
-        if tensor.data.size != 1:
+        if tensor._data.size != 1:
             raise RuntimeError(
                 f"backward(): grad can be implicitly created only for a tensor with one "
                 f"element, this one has shape {tensor.shape}. Reduce it first (loss.sum(), "
                 f"loss.mean()) or pass gradient=<array of shape {tensor.shape}>"
             )
-        return backend.array_module(tensor.data).ones(tensor.data.shape, dtype=tensor.dtype)
-    grad = gradient.data if isinstance(gradient, Tensor) else backend.asarray(gradient, tensor.dtype, tensor.device)
+        return backend.array_module(tensor._data).ones(tensor._data.shape, dtype=tensor.dtype)
+    grad = gradient._data if isinstance(gradient, Tensor) else backend.asarray(gradient, tensor.dtype, tensor.device)
     if tuple(grad.shape) != tensor.shape:
         raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, expected {tensor.shape}")
     return grad

@@ -24,8 +24,8 @@ def values_and_indices(tensor, dim, keepdim, largest):
 
 def index_of_extreme(tensor, dim, keepdim, largest):
     """The int64 index of the largest (smallest) entry, over all entries or along ``dim`` (no gradient)."""
-    xp = backend.array_module(tensor.data)
-    indices = (xp.argmax if largest else xp.argmin)(tensor.data, axis=dim)
+    xp = backend.array_module(tensor._data)
+    indices = (xp.argmax if largest else xp.argmin)(tensor._data, axis=dim)
     if keepdim and dim is not None:
         indices = xp.expand_dims(indices, dim)
     return autograd.Tensor._from_array(indices)
@@ -70,7 +70,7 @@ def triangle(tensor, diagonal, lower):
     """Boolean (n, m) mask of the kept triangle of the last two dimensions of ``tensor``."""
     if tensor.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got {tensor.shape}")
-    xp = backend.array_module(tensor.data)
+    xp = backend.array_module(tensor._data)
     n, m = tensor.shape[-2:]
     if lower:
         return xp.tri(n, m, diagonal, dtype=bool)            # j - i <= diagonal

@@ -78,7 +78,7 @@ def select_rows(state, indices, dim=0):
     if isinstance(state, dict):
         return {k: select_rows(v, indices, dim) for k, v in state.items()}
     if isinstance(indices, Tensor):
-        indices = indices.data
+        indices = indices._data
     device = state.device if isinstance(state, Tensor) else backend.device_of(state)
     where = (slice(None),) * dim + (backend.asarray(indices, device=device),)
     return state[where]
@@ -89,14 +89,14 @@ def select_rows(state, indices, dim=0):
 def _start_tokens(start, like_device):
     """start: an int, a list, an array or a Tensor of N ids -> int64 array on the device."""
     if isinstance(start, Tensor):
-        return start.data.astype(int64)
+        return start._data.astype(int64)
     return backend.asarray(start, dtype=int64, device=like_device)
 
 
 def _step(decoder, tokens, state):
     """One decoder step on arrays: (N,) ids -> (N, V) log-prob array and the new state."""
     log_probs, state = decoder.step(Tensor._from_array(tokens), state)
-    return log_probs.data, state
+    return log_probs._data, state
 
 
 def _to_lists(tokens, lengths):

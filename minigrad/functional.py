@@ -231,8 +231,8 @@ def _attention_composed(query, key, value, bias, dropout_p, scale, return_weight
     else:
         if bias is not None:
             scores = scores + bias
-        xp = backend.array_module(scores.data)
-        blocked = xp.isneginf(scores.data).all(axis=-1, keepdims=True)   # rows with no key left
+        xp = backend.array_module(scores._data)
+        blocked = xp.isneginf(scores._data).all(axis=-1, keepdims=True)   # rows with no key left
         weights = scores.masked_fill(blocked, 0.0).softmax(-1).masked_fill(blocked, 0.0)
     dropped = dropout(weights, dropout_p) if dropout_p > 0.0 else weights
     out = dropped @ value                                             # (..., Tq, Dv)

@@ -137,7 +137,7 @@ class _Objective:
         total = 0.0
         for out, v in zip(outputs, self.upstream):
             if v is not None:
-                total += float((out.data * v).sum())
+                total += float((out._data * v).sum())
         return total
 
     def backward(self):
@@ -184,7 +184,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     rng = numpy.random.default_rng([seed, _STREAM + 1])
     center = objective.value()
     for (name, tensor), grad in zip(named, analytic):
-        data = tensor.data
+        data = tensor._data
         if fast_mode:   # one random unit direction u:  <grad, u>  vs  (L(x + eps u) - L(x - eps u)) / (2 eps)
             u = rng.standard_normal(tensor.shape)
             u /= max(float(numpy.linalg.norm(u)), TINY)

@@ -30,8 +30,8 @@ def write(tensor, op, function, *args, reads_old_values=False):
     if not recording:
         result = function.apply(tensor, *args)
         tensor._version[0] += 1
-        if result.data is not tensor.data:
-            tensor.data[...] = result.data
+        if result._data is not tensor._data:
+            tensor._data[...] = result._data
         return tensor
     if tensor.grad_fn is None and tensor.requires_grad:
         raise RuntimeError(
@@ -41,16 +41,16 @@ def write(tensor, op, function, *args, reads_old_values=False):
         )
     if tensor._view_of is not None:
         return write_through_view(tensor, op, function, args)
-    is_view = tensor.data.base is not None      # an op's output inside a buffer no other tensor holds
-    old = _stand_in(tensor, tensor.data.copy() if reads_old_values or is_view else tensor.data)
+    is_view = tensor._data.base is not None      # an op's output inside a buffer no other tensor holds
+    old = _stand_in(tensor, tensor._data.copy() if reads_old_values or is_view else tensor._data)
     result = function.apply(old, *args)
     if is_view:       # it gets storage of its own (no other tensor sees that buffer)
-        tensor.data = result.data.astype(tensor.dtype, copy=False)
+        tensor._data = result._data.astype(tensor.dtype, copy=False)
         tensor._version = [1]
     else:
         tensor._version[0] += 1
-        if result.data is not tensor.data:
-            tensor.data[...] = result.data
+        if result._data is not tensor._data:
+            tensor._data[...] = result._data
     _rebase(tensor, result.grad_fn)
     return tensor
 
@@ -68,7 +68,7 @@ def write_through_view(view, op, function, args):
             "only for index views (x[1:], x[:, 0]): write into that tensor by index, or .clone() "
             "the view first."
         )
-    base[index] = function.apply(_stand_in(view, view.data.copy()), *args)  # into the shared storage
+    base[index] = function.apply(_stand_in(view, view._data.copy()), *args)  # into the shared storage
     _rebase(view, base[index].grad_fn)
     return view
 
@@ -92,7 +92,7 @@ def mark_view(base, result, index=None):
     """If ``result`` shares base's storage it is a view of base, as in PyTorch: the two share a
     version counter, and an in-place change of ``result`` reaches base (see write_through_view).
     ``index`` is the index that picked result (None for reshape, permute, ...)."""
-    if result.data is not base.data and backend.array_module(base.data).may_share_memory(result.data, base.data):
+    if result._data is not base._data and backend.array_module(base._data).may_share_memory(result._data, base._data):
         result._version = base._version
         result._view_of = (base, index)
     return result
@@ -105,7 +105,7 @@ def guard_saved_output(tensor):
     while tensor is not None:
         node = tensor.grad_fn
         for saved in (() if node is None else node.saved_tensors):
-            if saved is tensor.data or getattr(saved, "base", None) is tensor.data:
+            if saved is tensor._data or getattr(saved, "base", None) is tensor._data:
                 node.versions.append((tensor._version, tensor._version[0]))
                 break
         tensor = None if tensor._view_of is None else tensor._view_of[0]

@@ -78,7 +78,7 @@ def gradient_norms_through_time(model, x, loss_fn, state=None):
     of its own whose ``.grad`` can be kept.
     """
     cell = as_cell(model)
-    x = Tensor(x.data, requires_grad=True)          # a fresh leaf, so x.grad is ours
+    x = Tensor(x._data, requires_grad=True)          # a fresh leaf, so x.grad is ours
     states = []
     for t in range(x.shape[0]):
         state = cell(x[t], state)
@@ -87,7 +87,7 @@ def gradient_norms_through_time(model, x, loss_fn, state=None):
         states.append(h)
     loss = loss_fn(stack(states, dim=0))
     loss.backward()
-    xp = backend.array_module(x.data)
+    xp = backend.array_module(x._data)
     dh = xp.stack([h.grad if h.grad is not None else xp.zeros(h.shape, dtype=h.dtype) for h in states])
     return {"h": _norms(dh), "x": _norms(x.grad)}
 
@@ -98,7 +98,7 @@ def spectral_radius(matrix):
     Without the nonlinearity, h_t = W h_{t-1} grows like rho(W)^t: a radius
     above 1 explodes, below 1 vanishes.
     """
-    data = matrix.data if isinstance(matrix, Tensor) else matrix
+    data = matrix._data if isinstance(matrix, Tensor) else matrix
     if data.ndim != 2 or data.shape[0] != data.shape[1]:
         raise ValueError(f"spectral_radius: expected a square matrix (H, H), got shape {tuple(data.shape)}; "
                          "for an LSTM's or GRU's stacked W_hh use recurrent_spectral_radii(model)")
@@ -114,7 +114,7 @@ def recurrent_spectral_radii(model):
     kind = _kind(model)
     _, w_hh, _, _ = _first_layer(model)
     H = w_hh.shape[1]
-    return {name: spectral_radius(w_hh.data[k * H:(k + 1) * H]) for k, name in enumerate(GATE_NAMES[kind])}
+    return {name: spectral_radius(w_hh._data[k * H:(k + 1) * H]) for k, name in enumerate(GATE_NAMES[kind])}
 
 
 def gate_saturation(model, x, state=None, low=0.05, high=0.95):
@@ -129,13 +129,13 @@ def gate_saturation(model, x, state=None, low=0.05, high=0.95):
     kind = _kind(model)
     if kind == "RNN":
         raise ValueError("gate_saturation: a plain RNN has no gates; use an LSTM or a GRU")
-    w_ih, w_hh, b_ih, b_hh = (None if p is None else p.data for p in _first_layer(model))
-    data = x.data if isinstance(x, Tensor) else x
+    w_ih, w_hh, b_ih, b_hh = (None if p is None else p._data for p in _first_layer(model))
+    data = x._data if isinstance(x, Tensor) else x
     xp = backend.array_module(data)
     T, N, _ = data.shape
     H = w_hh.shape[1]
-    h = xp.zeros((N, H), dtype=data.dtype) if state is None else (state[0] if kind == "LSTM" else state).data
-    c = xp.zeros((N, H), dtype=data.dtype) if state is None or kind == "GRU" else state[1].data
+    h = xp.zeros((N, H), dtype=data.dtype) if state is None else (state[0] if kind == "LSTM" else state)._data
+    c = xp.zeros((N, H), dtype=data.dtype) if state is None or kind == "GRU" else state[1]._data
     names = ("i", "f", "o") if kind == "LSTM" else ("r", "z")
     values = {name: [] for name in names}
     reset_after = getattr(model, "reset_after", True)

@@ -13,8 +13,8 @@ def promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
     Tensor = autograd.Tensor
-    a_int = isinstance(a, Tensor) and a.data.dtype.kind in "iub"
-    b_int = isinstance(b, Tensor) and b.data.dtype.kind in "iub"
+    a_int = isinstance(a, Tensor) and a._data.dtype.kind in "iub"
+    b_int = isinstance(b, Tensor) and b._data.dtype.kind in "iub"
     if not (a_int or b_int):
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":

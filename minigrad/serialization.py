@@ -39,7 +39,7 @@ class CheckpointError(RuntimeError):
 def _split(value, name, arrays):
     """``value`` with each array replaced by {"__array__": entry name}; arrays collected in ``arrays``."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     if type(value) in backend._array_types or isinstance(value, numpy.ndarray):
         if name in arrays or name == TREE:
             raise CheckpointError(f"save: two arrays would share the entry name {name!r}")

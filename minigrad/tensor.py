@@ -1,8 +1,9 @@
 """The Tensor: an array on a device, plus the graph node that produced it.
 
-``t.data`` is a plain backend array (NumPy on "cpu", CuPy on "cuda");
-``t.grad`` is a plain array of the same shape, or None until a backward
-reaches ``t``.  Every operator and method below calls one Function from
+``t._data`` is the backend array behind a tensor (NumPy on "cpu", CuPy on
+"cuda"); ``t.data`` is, as in PyTorch, a Tensor sharing that array, outside the
+graph; ``t.numpy()`` is the array on the host.  ``t.grad`` is a plain array of
+the same shape, or None until a backward reaches ``t``.  Every operator and method below calls one Function from
 ``minigrad.functions``, or a helper in a module with one job; follow it with
 "go to definition" to read its forward and backward side by side:
 
@@ -41,7 +42,7 @@ class Tensor:
     value, minigrad.zeros(5) for the size.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "grad_fn", "_output_index",
+    __slots__ = ("_data", "grad", "requires_grad", "grad_fn", "_output_index",
                  "_version", "_retains_grad", "_view_of", "_history", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
@@ -51,7 +52,7 @@ class Tensor:
                 f"uninitialised tensor of size 5, and torch.Tensor(2.5) is refused). Use minigrad.tensor({data!r}) "
                 f"for a 0-d tensor holding the value, or minigrad.zeros(5) / minigrad.empty(5) for a size"
             )
-        self.data = arguments.new_array(data, dtype, device)
+        self._data = arguments.new_array(data, dtype, device)
         self.grad = None
         self.grad_fn = None
         self._output_index = 0
@@ -67,7 +68,7 @@ class Tensor:
     def _from_array(cls, array, grad_fn=None, output_index=0):
         """Wrap an op's output array without copying (used by Function.apply)."""
         tensor = cls.__new__(cls)
-        tensor.data = backend.ensure_array(array)
+        tensor._data = backend.ensure_array(array)
         tensor.grad = None
         tensor.grad_fn = grad_fn
         tensor._output_index = output_index
@@ -86,21 +87,40 @@ class Tensor:
 
     # ------------------------------------------------------------------ properties
     @property
+    def data(self):
+        """A Tensor sharing this tensor's storage, outside the graph (as torch's ``.data``).
+
+        It does not require grad, and its in-place changes (``p.data.add_(g, alpha=-lr)``) update
+        this tensor without being recorded, not even in the version counter: prefer
+        ``.detach()``, whose changes a backward that needs the old values detects.
+        ``.numpy()`` gives the values as a NumPy array.
+        """
+        return Tensor._from_array(self._data)
+
+    @data.setter
+    def data(self, value):
+        """``p.data = t``: p now holds t's storage (same shape not required, as in PyTorch)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"t.data = value: value must be a Tensor (as in PyTorch), got "
+                            f"{type(value).__name__}; wrap an array with minigrad.tensor(array)")
+        self._data = value._data
+
+    @property
     def shape(self):
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def device(self):
         """A ``minigrad.device`` (a str such as "cpu", with torch's ``.type`` and ``.index``)."""
-        return device_named(backend.device_of(self.data))
+        return device_named(backend.device_of(self._data))
 
     @property
     def is_leaf(self):
@@ -117,7 +137,7 @@ class Tensor:
         return self.ndim
 
     def numel(self):
-        return int(self.data.size)
+        return int(self._data.size)
 
     def __len__(self):
         if self.ndim == 0:
@@ -125,7 +145,7 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self):
-        body = numpy.array2string(backend.to_numpy(self.data), separator=", ", precision=4)
+        body = numpy.array2string(backend.to_numpy(self._data), separator=", ", precision=4)
         extras = []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -142,12 +162,12 @@ class Tensor:
     # ------------------------------------------------------------------ conversion
     def numpy(self):
         """A NumPy copy of the data, on the host."""
-        return backend.to_numpy(self.data)
+        return backend.to_numpy(self._data)
 
     def item(self):
-        if self.data.size != 1:
-            raise ValueError(f"item(): the tensor has {self.data.size} elements, expected exactly 1")
-        return self.data.reshape(()).item()
+        if self._data.size != 1:
+            raise ValueError(f"item(): the tensor has {self._data.size} elements, expected exactly 1")
+        return self._data.reshape(()).item()
 
     def tolist(self):
         return self.numpy().tolist()
@@ -186,7 +206,7 @@ class Tensor:
         if dtype == self.dtype:
             return self
         if dtype.kind not in "fc":  # integers and booleans carry no gradient
-            return Tensor._from_array(self.data.astype(dtype))
+            return Tensor._from_array(self._data.astype(dtype))
         return fn.Cast.apply(self, dtype)
 
     def float(self):
@@ -218,7 +238,7 @@ class Tensor:
 
     def detach(self):
         """The same data, cut from the graph (no gradient flows through it)."""
-        tensor = Tensor._from_array(self.data)
+        tensor = Tensor._from_array(self._data)
         tensor._version = self._version  # shares storage, so shares the version counter
         return tensor
 
@@ -305,10 +325,12 @@ class Tensor:
         return in_place.write(self, "index_fill_", fn.SetItem, index, in_place.operand(self, value))
 
     def add_(self, other, alpha=1):
-        return in_place.write(self, "add_", fn.Add, other if alpha == 1 else other * alpha)
+        """self += alpha * other, in place (also the legacy add_(alpha, other))."""
+        return in_place.write(self, "add_", fn.Add, arguments.scaled_operand("add_", other, alpha))
 
     def sub_(self, other, alpha=1):
-        return in_place.write(self, "sub_", fn.Sub, other if alpha == 1 else other * alpha)
+        """self -= alpha * other, in place (also the legacy sub_(alpha, other))."""
+        return in_place.write(self, "sub_", fn.Sub, arguments.scaled_operand("sub_", other, alpha))
 
     def mul_(self, other):
         return in_place.write(self, "mul_", fn.Mul, other, reads_old_values=True)
@@ -381,8 +403,8 @@ class Tensor:
 
     # comparisons give boolean tensors outside the graph
     def _compare(self, other, op):
-        other = other.data if isinstance(other, Tensor) else other
-        return Tensor._from_array(op(self.data, other))
+        other = other._data if isinstance(other, Tensor) else other
+        return Tensor._from_array(op(self._data, other))
 
     def __lt__(self, other):
         return self._compare(other, lambda a, b: a < b)
@@ -403,7 +425,7 @@ class Tensor:
         return self._compare(other, lambda a, b: a != b)
 
     def __invert__(self):
-        return Tensor._from_array(~self.data)
+        return Tensor._from_array(~self._data)
 
     def __and__(self, other):
         return self._compare(other, lambda a, b: a & b)
@@ -412,7 +434,7 @@ class Tensor:
         return self._compare(other, lambda a, b: a | b)
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous: use .any() or .all()")
         return bool(self.item())
 
@@ -452,7 +474,7 @@ class Tensor:
 
         value: a number, or a 0-d tensor (which then receives the gradient of the filled positions).
         """
-        mask = mask.data if isinstance(mask, Tensor) else mask
+        mask = mask._data if isinstance(mask, Tensor) else mask
         if isinstance(value, Tensor):
             return self.clone().masked_fill_(mask, value)
         return fn.MaskedFill.apply(self, mask, value)
@@ -486,10 +508,10 @@ class Tensor:
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
     def any(self):
-        return Tensor._from_array(self.data.any())
+        return Tensor._from_array(self._data.any())
 
     def all(self):
-        return Tensor._from_array(self.data.all())
+        return Tensor._from_array(self._data.all())
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):
@@ -613,30 +635,30 @@ class Tensor:
 
     def gather(self, dim, index):
         """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
-        return fn.Gather.apply(self, dim, index.data if isinstance(index, Tensor) else index)
+        return fn.Gather.apply(self, dim, index._data if isinstance(index, Tensor) else index)
 
     def scatter(self, dim, index, src=None, value=None):
         """A copy with src (a tensor or number; ``value=`` as torch) written at index along dim (torch.scatter)."""
         src = value if src is None else src
-        return fn.Scatter.apply(self, dim, index.data if isinstance(index, Tensor) else index, src)
+        return fn.Scatter.apply(self, dim, index._data if isinstance(index, Tensor) else index, src)
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (smallest) entries along dim, largest first; gradient to values."""
-        indices = Tensor._from_array(sort_indices(self.data, dim, descending=largest, k=k))
+        indices = Tensor._from_array(sort_indices(self._data, dim, descending=largest, k=k))
         return return_types.topk(self.gather(dim, indices), indices)
 
     def sort(self, dim=-1, descending=False, *, stable=False):
         """(values, indices) sorted along dim (stable: equal values keep their order)."""
-        indices = Tensor._from_array(sort_indices(self.data, dim, descending=descending))
+        indices = Tensor._from_array(sort_indices(self._data, dim, descending=descending))
         return return_types.sort(self.gather(dim, indices), indices)
 
     def argsort(self, dim=-1, descending=False, *, stable=False):
-        return Tensor._from_array(sort_indices(self.data, dim, descending=descending))
+        return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
     def amin(self, dim=None, keepdim=False):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
         if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
-            return Tensor._from_array(self.data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
+            return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
                                                     keepdims=keepdim))
         return -fn.Max.apply(-self, dim, keepdim)
 
@@ -680,11 +702,11 @@ class Tensor:
         return composed.repeat_interleave(self, repeats, dim)
 
     def multinomial(self, num_samples, replacement=False):
-        return Tensor._from_array(multinomial_indices(self.data, num_samples, replacement))
+        return Tensor._from_array(multinomial_indices(self._data, num_samples, replacement))
 
     def index_select(self, dim, index):
         """The entries at the 1-D integer ``index`` along dim (repeats allowed: their gradients add up)."""
-        index = index.data if isinstance(index, Tensor) else backend.asarray(index, device=self.device)
+        index = index._data if isinstance(index, Tensor) else backend.asarray(index, device=self.device)
         if index.ndim != 1 or index.dtype.kind not in "iu":
             raise ValueError(f"index_select: index must be a 1-D integer tensor, got {index.dtype} "
                              f"of shape {tuple(index.shape)}")
@@ -718,8 +740,8 @@ class Tensor:
 
     def nonzero(self):
         """(n, ndim) int64 indices of the non-zero elements, in row-major order (no gradient)."""
-        xp = backend.array_module(self.data)
-        return Tensor._from_array(xp.stack(xp.nonzero(self.data), axis=-1).astype("int64"))
+        xp = backend.array_module(self._data)
+        return Tensor._from_array(xp.stack(xp.nonzero(self._data), axis=-1).astype("int64"))
 
     def pin_memory(self):
         """Itself: there is no page-locked host memory in minigrad (torch uses it only for speed)."""

@@ -57,8 +57,8 @@ def test_strict_arrays_accept_scalars_and_behave_like_arrays():
 
 def test_strict_device_is_registered():
     x = minigrad.ones(2, 3, device="strict")
-    assert x.device == "strict" and isinstance(x.data, StrictArray)
-    assert backend.array_module(x.data) is strict
+    assert x.device == "strict" and isinstance(x._data, StrictArray)
+    assert backend.array_module(x._data) is strict
 
 
 # ---------------------------------------------------------------------------- devices

@@ -249,7 +249,7 @@ def test_the_rnn_assignment_computes_what_minigrad_s_nn_rnn_computes():
     layer = minigrad.nn.RNN(D, H).double()
     x = np.random.default_rng(0).standard_normal((T, N, D))
     h0 = np.random.default_rng(1).standard_normal((N, H))
-    weights = [p.data for p in (layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0)]
+    weights = [p.numpy() for p in (layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0)]
     h, _ = reference.rnn_forward(x, h0, *weights)
     output, _ = layer(minigrad.tensor(x), minigrad.tensor(h0[None]))
     assert np.allclose(h, output.numpy(), atol=1e-12)

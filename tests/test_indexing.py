@@ -130,7 +130,7 @@ def test_a_leaf_that_requires_grad_refuses_in_place_changes():
             change()
     with minigrad.no_grad():                       # as optimizers and nn.init do
         w[0] = 1.0
-    assert to_numpy(w.data)[0] == 1.0 and w.is_leaf
+    assert to_numpy(w._data)[0] == 1.0 and w.is_leaf
 
 
 def test_a_saved_input_changed_in_place_raises_at_backward():
@@ -170,7 +170,7 @@ def test_no_grad_writes_in_place_and_views_see_it():
     row = buf[1]
     with minigrad.no_grad():
         buf[1] = minigrad.ones(3)
-    assert numpy.array_equal(to_numpy(row.data), [1, 1, 1])
+    assert numpy.array_equal(to_numpy(row._data), [1, 1, 1])
 
 
 def test_index_assignment_errors_name_the_shapes():
@@ -210,7 +210,7 @@ def pair(shape, seed):
 
 
 def same(ours, theirs):
-    assert numpy.allclose(to_numpy(ours.data if isinstance(ours, minigrad.Tensor) else ours),
+    assert numpy.allclose(to_numpy(ours._data if isinstance(ours, minigrad.Tensor) else ours),
                           theirs.detach().numpy(), atol=1e-12, rtol=0)
 
 

@@ -198,7 +198,7 @@ def test_load_state_dict_round_trip_and_copies():
     assert result.missing_keys == [] and result.unexpected_keys == []
     for (n, p), (_, q) in zip(source.named_parameters(), target.named_parameters()):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
-        assert p.data is not q.data                            # copied, not shared
+        assert p._data is not q._data                            # copied, not shared
     numpy_state = {k: v.numpy() for k, v in source.state_dict().items()}
     target.load_state_dict(numpy_state)
     numpy_state["scale"][:] = 7                                # the caller's arrays stay theirs

@@ -92,10 +92,10 @@ def test_step_bumps_version_so_a_stale_graph_raises():
 
 def test_step_updates_data_in_place_and_not_the_gradient():
     w = nn.Parameter(minigrad.tensor([1.0, 2.0]))
-    data, grad = w.data, minigrad.backend.asarray([1.0, 1.0], dtype="float32")
+    data, grad = w._data, minigrad.backend.asarray([1.0, 1.0], dtype="float32")
     w.grad = grad
     optim.SGD([w], lr=0.5, momentum=0.9, weight_decay=0.1).step()
-    assert w.data is data                                   # same array, new values
+    assert w._data is data                                   # same array, new values
     np.testing.assert_allclose(w.numpy(), [1 - 0.5 * 1.1, 2 - 0.5 * 1.2], rtol=1e-6)
     np.testing.assert_array_equal(grad, [1.0, 1.0])         # the caller's grad is untouched
 

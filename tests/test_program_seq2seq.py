@@ -61,7 +61,7 @@ def translator(L):
                 if targets is not None:
                     word = targets[:, i].unsqueeze(1)            # teacher forcing
                 else:
-                    _, top = output.topk(1)
+                    _, top = output.data.topk(1)            # the tutorial's spelling: .data is a Tensor
                     word = top.squeeze(-1).detach()             # greedy: its own guess
             return F.log_softmax(L.cat(outputs, dim=1), dim=-1), hidden
 

@@ -89,21 +89,21 @@ def test_gru_step_gradcheck(device, reset_after, bias):
 def test_step_functions_agree_with_one_step_of_the_sequence_functions(device):
     """The two levels of the course compute the same numbers (T = 1)."""
     x, h, c = _randn(device, N, D), _randn(device, N, H), _randn(device, N, H)
-    x1 = x.data.reshape(1, N, D)
+    x1 = x._data.reshape(1, N, D)
     for nonlinearity in ("tanh", "relu"):
-        w = [p.data for p in _weights(device, 1)]
-        step, _ = rnn_step_forward(x.data, h.data, *w, nonlinearity)
+        w = [p._data for p in _weights(device, 1)]
+        step, _ = rnn_step_forward(x._data, h._data, *w, nonlinearity)
         out, _ = RNNFunction.apply(minigrad.Tensor(x1), h, *[minigrad.Tensor(a) for a in w], None, False,
                                    nonlinearity)
         assert abs(out.numpy()[0] - minigrad.Tensor(step).numpy()).max() < 1e-12
-    w = [p.data for p in _weights(device, 4)]
-    h_step, c_step, _ = lstm_step_forward(x.data, h.data, c.data, *w)
+    w = [p._data for p in _weights(device, 4)]
+    h_step, c_step, _ = lstm_step_forward(x._data, h._data, c._data, *w)
     out, h_n, c_n = LSTMFunction.apply(minigrad.Tensor(x1), h, c, *[minigrad.Tensor(a) for a in w], None, False)
     assert abs(h_n.numpy() - minigrad.Tensor(h_step).numpy()).max() < 1e-12
     assert abs(c_n.numpy() - minigrad.Tensor(c_step).numpy()).max() < 1e-12
     for reset_after in (True, False):
-        w = [p.data for p in _weights(device, 3)]
-        step, _ = gru_step_forward(x.data, h.data, *w, reset_after)
+        w = [p._data for p in _weights(device, 3)]
+        step, _ = gru_step_forward(x._data, h._data, *w, reset_after)
         out, h_n = GRUFunction.apply(minigrad.Tensor(x1), h, *[minigrad.Tensor(a) for a in w], None, False,
                                      reset_after)
         assert abs(h_n.numpy() - minigrad.Tensor(step).numpy()).max() < 1e-12

@@ -186,7 +186,7 @@ def _tuple(value, count, what):
 def _array(value, what):
     """A returned value as a NumPy array of numbers (a Tensor's .data), or a StudentError."""
     import numpy
-    value = getattr(value, "data", value) if type(value).__name__ == "Tensor" else value
+    value = getattr(value, "_data", value) if type(value).__name__ == "Tensor" else value
     try:
         array = numpy.asarray(value)
     except Exception as error:
@@ -277,7 +277,7 @@ class Autograd:
         for p, value in zip(self.params, args[n_inputs:]):
             if p.shape != value.shape:
                 raise StudentError(f"{self.name} has a parameter of shape {p.shape}, the reference's is {value.shape}")
-            p.data = numpy.array(value, dtype=numpy.float64)
+            p._data = numpy.array(value, dtype=numpy.float64)
             p.grad = None
         outputs = _tuple(call(self.name, self.fn, *tensors), self.target["n_outputs"], self.name)
         for out in outputs:
@@ -287,7 +287,7 @@ class Autograd:
 
     def forward(self, args):
         with self.minigrad.no_grad():
-            return tuple(out.data for out in self._call(args, False)[1])
+            return tuple(out._data for out in self._call(args, False)[1])
 
     def backward(self, args, douts):
         import numpy
@@ -345,7 +345,7 @@ def backward(harness, header, arrays):
 
 def parameters(harness, header, arrays):
     """A module's parameters, by name, as built: how the grader gets the reference's."""
-    return {"status": "ok", "names": harness.target["parameters"]}, [p.data for p in harness.params]
+    return {"status": "ok", "names": harness.target["parameters"]}, [p._data for p in harness.params]
 
 
 OPERATIONS = {"forward": forward, "backward": backward, "parameters": parameters}

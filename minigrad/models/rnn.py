@@ -159,5 +159,5 @@ class Seq2Seq(nn.Module):
             if t + 1 < tgt_in.shape[1]:
                 own = log_probs.argmax(-1)
                 coin = backend.random_uniform((tokens.shape[0],), "float64", tokens.device) < teacher_forcing
-                tokens = Tensor._from_array(backend.array_module(coin).where(coin, tgt_in.data[:, t + 1], own.data))
+                tokens = Tensor._from_array(backend.array_module(coin).where(coin, tgt_in._data[:, t + 1], own._data))
         return stack(steps, dim=1)

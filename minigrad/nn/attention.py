@@ -57,7 +57,7 @@ class _ScoreAttention(Module):
             raise ValueError(f"{type(self).__name__}: keys {keys.shape} and values {values.shape} "
                              "must have the same batch size and length S")
         if mask is not None:
-            mask = mask.data if isinstance(mask, Tensor) else mask
+            mask = mask._data if isinstance(mask, Tensor) else mask
             if mask.dtype.kind != "b" or tuple(mask.shape) != keys.shape[:2]:
                 raise ValueError(f"{type(self).__name__}: mask must be bool of shape (N, S) = {keys.shape[:2]}, "
                                  f"got {mask.dtype} {tuple(mask.shape)}")
@@ -136,10 +136,10 @@ class HardAttention(Module):
         with no_grad():
             scores = self.score_module.score(query, keys)      # (N, Tq, S)
             if mask is not None:
-                mask = mask.data if isinstance(mask, Tensor) else mask
+                mask = mask._data if isinstance(mask, Tensor) else mask
                 scores = scores.masked_fill(mask[:, None, :], -1e30)
-            xp = backend.array_module(scores.data)
-            best = xp.argmax(scores.data, axis=-1)               # (N, Tq)
+            xp = backend.array_module(scores._data)
+            best = xp.argmax(scores._data, axis=-1)               # (N, Tq)
             one_hot = (xp.arange(scores.shape[-1]) == best[..., None]).astype(values.dtype)
         weights = Tensor._from_array(one_hot)
         context = weights @ values

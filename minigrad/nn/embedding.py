@@ -33,7 +33,7 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0   # fresh array from normal_: nothing else shares it
+            self.weight._data[self.padding_idx] = 0   # fresh array from normal_: nothing else shares it
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
@@ -45,7 +45,7 @@ class Embedding(Module):
         if embeddings.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: expected a (num_embeddings, dim) table, got {embeddings.shape}")
         layer = cls(embeddings.shape[0], embeddings.shape[1], padding_idx=padding_idx,
-                    device=embeddings.device, _weight=embeddings.data.copy())
+                    device=embeddings.device, _weight=embeddings._data.copy())
         layer.weight.requires_grad = not freeze
         return layer
 

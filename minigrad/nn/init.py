@@ -10,7 +10,7 @@ from ..autograd import no_grad
 
 def _fill(tensor, data):
     with no_grad():
-        tensor.data = data.astype(tensor.dtype)
+        tensor._data = data.astype(tensor.dtype)
         tensor._version[0] += 1
     return tensor
 
@@ -27,15 +27,15 @@ def normal_(tensor, mean=0.0, std=1.0):
 
 def constant_(tensor, val):
     """Fill with ``val``."""
-    return _fill(tensor, backend.array_module(tensor.data).full(tensor.shape, val, dtype=tensor.dtype))
+    return _fill(tensor, backend.array_module(tensor._data).full(tensor.shape, val, dtype=tensor.dtype))
 
 
 def zeros_(tensor):
-    return _fill(tensor, backend.array_module(tensor.data).zeros_like(tensor.data))
+    return _fill(tensor, backend.array_module(tensor._data).zeros_like(tensor._data))
 
 
 def ones_(tensor):
-    return _fill(tensor, backend.array_module(tensor.data).ones_like(tensor.data))
+    return _fill(tensor, backend.array_module(tensor._data).ones_like(tensor._data))
 
 
 def fan_in_and_fan_out(tensor):

@@ -147,7 +147,7 @@ class Module:
         dtype = _as_dtype(dtype)
         target = None if device is None else backend.normalize_device(device)
         for tensor in self._all_tensors():
-            tensor.data = _moved(tensor.data, target, dtype)
+            tensor._data = _moved(tensor._data, target, dtype)
             if tensor.grad is not None:
                 tensor.grad = _moved(tensor.grad, target, dtype)
         return self
@@ -231,7 +231,7 @@ class Module:
         with no_grad():
             for name, value in values.items():
                 target = own[name]
-                target.data = backend.asarray(value, dtype=target.dtype, device=target.device)
+                target._data = backend.asarray(value, dtype=target.dtype, device=target.device)
                 target._version[0] += 1
         return IncompatibleKeys(missing, unexpected)
 
@@ -253,7 +253,7 @@ class Module:
 def _host_array(value):
     """A NumPy array from a minigrad Tensor, a backend array, or a PyTorch tensor."""
     if isinstance(value, Tensor):
-        return backend.to_numpy(value.data)
+        return backend.to_numpy(value._data)
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch.Tensor: .numpy() shares its memory
         return value.detach().cpu().numpy().copy()
     if type(value) in backend._array_types:

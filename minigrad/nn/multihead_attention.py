@@ -147,7 +147,7 @@ class MultiheadAttention(Module):
                                  f"(N * num_heads, Tq, S) = {(n * self.num_heads, tq, s)}, got {tuple(am.shape)}")
             parts.append(am)
         if is_causal:
-            parts.append(causal_mask(tq, s, device=device, offset=past).data)
+            parts.append(causal_mask(tq, s, device=device, offset=past)._data)
         if not parts:
             return None, None
         if all(not isinstance(part, Tensor) and part.dtype.kind == "b" for part in parts):
@@ -245,7 +245,7 @@ def _learned_or_array(name, mask):
 
 def _mask_array(name, mask):
     """The mask's array: boolean (True = blocked here) or floating (added to the scores)."""
-    mask = mask.data if isinstance(mask, Tensor) else mask
+    mask = mask._data if isinstance(mask, Tensor) else mask
     if getattr(mask, "dtype", None) is None or mask.dtype.kind not in "bf":
         raise TypeError(
             f"MultiheadAttention: {name} must be boolean (True = may not attend) or floating (added to "

@@ -46,7 +46,7 @@ class SinusoidalPositionalEncoding(Module):
         t = x.shape[1] if self.batch_first else x.shape[0]
         if offset + t > self.max_len:
             raise ValueError(f"SinusoidalPositionalEncoding: positions up to {offset + t} exceed max_len={self.max_len}")
-        pe = Tensor._from_array(self.pe.data[offset:offset + t].astype(x.dtype))   # (T, d)
+        pe = Tensor._from_array(self.pe._data[offset:offset + t].astype(x.dtype))   # (T, d)
         x = x + (pe if self.batch_first else pe.unsqueeze(1))                   # broadcast over the batch
         return self.dropout(x)
 

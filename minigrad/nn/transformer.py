@@ -240,6 +240,6 @@ class Transformer(Module):
 
         minigrad's boolean form (True above the diagonal) is ``minigrad.masks.causal_mask(sz)``.
         """
-        blocked = causal_mask(sz, device=device).data
+        blocked = causal_mask(sz, device=device)._data
         dtype = get_default_dtype() if dtype is None else dtype
         return Tensor._from_array(backend.array_module(blocked).where(blocked, -math.inf, 0.0).astype(dtype))

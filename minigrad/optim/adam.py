@@ -28,18 +28,18 @@ class Adam(Optimizer):
     def step(self):
         for group, p, state in self._params_with_grad():
             lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-            xp = backend.array_module(p.data)
+            xp = backend.array_module(p._data)
             if not state:
                 state["step"] = 0
-                state["exp_avg"] = xp.zeros_like(p.data)       # m
-                state["exp_avg_sq"] = xp.zeros_like(p.data)    # v
+                state["exp_avg"] = xp.zeros_like(p._data)       # m
+                state["exp_avg_sq"] = xp.zeros_like(p._data)    # v
             state["step"] += 1
             t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
             g = p.grad
             if decay and self.decoupled_weight_decay:
-                self._subtract(p, (lr * decay) * p.data)     # p * (1 - lr * decay)
+                self._subtract(p, (lr * decay) * p._data)     # p * (1 - lr * decay)
             elif decay:
-                g = g + decay * p.data
+                g = g + decay * p._data
             # the moments are ours, so they are updated in place, and ONE scratch array
             # (p's size) holds each temporary in turn: no fresh memory per operation
             scratch = xp.multiply(g, 1 - beta1)

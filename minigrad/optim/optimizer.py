@@ -71,13 +71,13 @@ class Optimizer:
 
     @staticmethod
     def _subtract(p, delta):
-        """p.data -= delta, in place, and tell autograd that p changed.
+        """p._data -= delta, in place, and tell autograd that p changed.
 
         The version bump makes a backward through a graph that saved the old
         values of p raise an error instead of silently using the new ones.
         """
         with no_grad():
-            p.data -= delta
+            p._data -= delta
             p._version[0] += 1
 
     # ------------------------------------------------------------------ checkpoints
@@ -140,7 +140,7 @@ class Optimizer:
 def _copy_to(value, p):
     """A state value as a new array on p's device (and float dtype); numbers stay numbers."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     if not hasattr(value, "shape"):
         return value
     dtype = p.dtype if value.dtype.kind == "f" else value.dtype

@@ -23,7 +23,7 @@ class SGD(Optimizer):
         for group, p, state in self._params_with_grad():
             g = p.grad
             if group["weight_decay"]:
-                g = g + group["weight_decay"] * p.data
+                g = g + group["weight_decay"] * p._data
             momentum = group["momentum"]
             if momentum:
                 buf = state.get("momentum_buffer")
