@@ -18,7 +18,7 @@ from minigrad.functions.gelu import erf
 from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 
 
-def randn(*shape, device="cpu", requires_grad=True):
+def randn(*shape, device=None, requires_grad=True):
     return minigrad.randn(*shape, dtype=minigrad.float64, device=device, requires_grad=requires_grad)
 
 
@@ -134,7 +134,7 @@ class _ForgetsSoftmaxCentering(FastScaledDotProductAttention):
 
 
 def test_gradcheck_rejects_a_broken_attention_backward():
-    q, k, v = randn(1, 3, 4), randn(1, 5, 4), randn(1, 5, 2)
+    q, k, v = randn(1, 3, 4, device="cpu"), randn(1, 5, 4, device="cpu"), randn(1, 5, 2, device="cpu")
     with pytest.raises(GradcheckError):
         gradcheck(lambda q, k, v: _ForgetsSoftmaxCentering.apply(q, k, v, None, 0.0, 0.5, False), (q, k, v))
     for tier in (ScaledDotProductAttention, FastScaledDotProductAttention):

@@ -12,14 +12,14 @@ torch = pytest.importorskip("torch")
 TOL = 1e-10
 
 
-def pair(array, device="cpu"):
+def pair(array, device=None):
     """The same float64 values as a torch leaf and a minigrad leaf."""
     return (torch.tensor(array, requires_grad=True),
             minigrad.tensor(array, dtype=minigrad.float64, device=device, requires_grad=True))
 
 
 def close(ours, theirs):
-    ours = ours.numpy() if isinstance(ours, minigrad.Tensor) else minigrad.tensor(ours).numpy()
+    ours = ours.numpy() if isinstance(ours, minigrad.Tensor) else minigrad.backend.to_numpy(ours)
     return numpy.max(numpy.abs(ours - theirs.detach().numpy()), initial=0.0) <= TOL
 
 

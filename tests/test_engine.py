@@ -9,7 +9,7 @@ from minigrad.backend import DeviceError
 F64 = minigrad.float64
 
 
-def leaf(values, device="cpu"):
+def leaf(values, device=None):
     return minigrad.tensor(numpy.asarray(values, dtype=numpy.float64), dtype=F64, device=device,
                            requires_grad=True)
 

@@ -16,12 +16,12 @@ from minigrad.gradient_check import GradcheckError, check_module, gradcheck
 F64 = minigrad.float64
 
 
-def leaf(values, device="cpu"):
+def leaf(values, device=None):
     return minigrad.tensor(numpy.asarray(values, dtype=numpy.float64), dtype=F64, device=device,
                            requires_grad=True)
 
 
-def randn(*shape, device="cpu"):
+def randn(*shape, device=None):
     return minigrad.randn(*shape, dtype=F64, device=device, requires_grad=True)
 
 

@@ -7,6 +7,7 @@ the modules in a given order, then runs a forward and a backward.
 """
 import ast
 import inspect
+import os
 import pathlib
 import subprocess
 import sys
@@ -37,6 +38,14 @@ print("ok")
 """
 
 
+def _child_environment():
+    """The environment for a child Python: the "strict" device lives only in this test process."""
+    environment = dict(os.environ)
+    if environment.get("MINIGRAD_DEVICE") == "strict":
+        environment["MINIGRAD_DEVICE"] = "cpu"
+    return environment
+
+
 @pytest.mark.parametrize("order", [
     ["minigrad.tensor", "minigrad.autograd"],
     ["minigrad.autograd", "minigrad.tensor"],
@@ -45,14 +54,16 @@ print("ok")
 ])
 def test_modules_import_in_any_order(order):
     code = BARE_PACKAGE + "".join(f"import {name}\n" for name in order) + USE
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env=_child_environment())
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
 def test_import_minigrad_after_its_submodules():
     code = "import minigrad.tensor, minigrad.autograd, minigrad.functional\nimport minigrad\n" \
            "print(minigrad.randn(2, requires_grad=True).sum().item() is not None)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env=_child_environment())
     assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr
 
 

@@ -45,7 +45,7 @@ def test_module_gradcheck(kind, config):
     x = minigrad.randn(*shape, dtype=f64, requires_grad=True)
     if kind == "rnn_relu":
         x = (x + 0.5).detach().requires_grad_()
-    hx = _state(kind, (layers * (2 if bidirectional else 1), N, H), "cpu") if initial else None
+    hx = _state(kind, (layers * (2 if bidirectional else 1), N, H), None) if initial else None
     states = [] if hx is None else list(hx) if isinstance(hx, tuple) else [hx]
 
     def run(x, *rest):                   # rest: the states, then the parameters (used by the model)

@@ -13,7 +13,7 @@ from minigrad import nn
 F64 = minigrad.float64
 
 
-def randn(*shape, device="cpu", seed=0):
+def randn(*shape, device=None, seed=0):
     data = numpy.random.default_rng(seed).standard_normal(shape)
     return minigrad.tensor(data, dtype=F64, device=device, requires_grad=True)
 
@@ -79,7 +79,7 @@ def pair(*shape, seed=0):
 
 
 def close(ours, theirs):
-    assert numpy.allclose(numpy.asarray(ours.numpy() if hasattr(ours, "numpy") else ours),
+    assert numpy.allclose(ours.numpy() if hasattr(ours, "numpy") else minigrad.backend.to_numpy(ours),
                           theirs.detach().numpy(), atol=1e-12, rtol=0, equal_nan=True)
 
 

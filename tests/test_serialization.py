@@ -50,7 +50,8 @@ def test_round_trip(device, tmp_path):
 
 def test_load_to_another_device(tmp_path):
     minigrad.save({"w": minigrad.ones(2, device="strict")}, tmp_path / "c.npz")
-    assert minigrad.load(tmp_path / "c.npz")["w"].device == "cpu"
+    assert minigrad.load(tmp_path / "c.npz", device="cpu")["w"].device == "cpu"
+    assert minigrad.load(tmp_path / "c.npz")["w"].device == minigrad.backend.default_device()
     assert minigrad.load(tmp_path / "c.npz", device="strict")["w"].device == "strict"
 
 
