@@ -220,7 +220,14 @@ def test_setitem_matches_torch(case):
     (x, tx), (v, tv) = pair((4, 5, 3), 1), pair(value_shape, 2)
     (wx, twx) = pair((4, 5, 3), 3)
     y, ty = written(x, index, v), written(tx, as_index(torch, index), tv)
-    same(y, ty)
+    if case == "repeated integer array" and minigrad.backend.default_device() == "cuda":
+        # rows 1, 1, 2 written: which write of row 1 lands is undefined on a GPU (CuPy), as
+        # PyTorch documents for index_put_ with repeated indices; the rest must match
+        row_1 = to_numpy(y._data[1])
+        assert any(numpy.array_equal(row_1, candidate) for candidate in to_numpy(v._data[:2]))
+        same(y[[0, 2, 3]], ty[[0, 2, 3]])
+    else:
+        same(y, ty)
     (y * wx).sum().backward()
     (ty * twx).sum().backward()
     for ours, theirs in ((x, tx), (v, tv), (wx, twx)):
