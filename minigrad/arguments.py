@@ -6,6 +6,7 @@
     array_index(index, device)        Tensors (and lists of ints) inside an index -> arrays
     index_along(tensor, dim, index)   1-D integer positions along ``dim`` -> the index (:, ..., :, index)
     broadcast_mask(mask, tensor)      a boolean mask, checked and broadcast to tensor's shape
+    numpy_aliases(op, dim, keepdim, axis, keepdims)   sum(axis=0, keepdims=True) -> dim=0, keepdim=True
     scaled_operand(op, other, alpha)  add_(other, alpha=a), and the legacy add_(a, other) -> a * other
 
 Functions work on arrays only (minigrad/functions/); the Tensor methods and
@@ -89,3 +90,14 @@ def scaled_operand(op, other, alpha):
             "memoryview of its buffer, not a Tensor: write p.grad where PyTorch code has p.grad.data"
         )
     return other if alpha == 1 else other * alpha
+
+
+def numpy_aliases(op, dim, keepdim, axis, keepdims, required=False):
+    """(dim, keepdim) from torch's names or NumPy's (axis=, keepdims=), which torch accepts too."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}: got dim={dim} and its NumPy alias axis={axis}; give one of them")
+        dim = axis
+    if required and dim is None:
+        raise TypeError(f"{op}: missing the argument dim (the dimension to work along, e.g. {op}(x, dim=-1))")
+    return dim, keepdim if keepdims is None else keepdims

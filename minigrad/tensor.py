@@ -8,6 +8,7 @@ the same shape, or None until a backward reaches ``t``.  Every operator and meth
 "go to definition" to read its forward and backward side by side:
 
     in_place.py     x[i] = v, add_, zero_, ...: the in-place writes, views and version counters
+    in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
     composed.py     methods made of other methods (max(dim), var, repeat, ...)
     arguments.py    torch's argument forms (sizes, indices, masks) turned into one form
     promotion.py    the dtype rules where PyTorch's differ from NumPy's
@@ -23,14 +24,15 @@ import numbers
 
 import numpy
 
-from . import arguments, autograd, backend, composed, in_place, promotion, return_types
+from . import absent, arguments, autograd, backend, composed, dtypes, in_place, promotion, return_types
 from . import functions as fn
 from .devices import device_named
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
+from .in_place_methods import InPlaceMethods
 from .sampling import multinomial_indices
 
-class Tensor:
+class Tensor(InPlaceMethods):
     """A multi-dimensional array that records the operations applied to it.
 
     Tensor(data, requires_grad=False, dtype=None, device=None)
@@ -130,6 +132,13 @@ class Tensor:
     def T(self):
         return self.permute(*reversed(range(self.ndim)))
 
+    @property
+    def mT(self):
+        """The last two dimensions swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT: needs at least 2 dimensions, got shape {self.shape}")
+        return self.transpose(-2, -1)
+
     def size(self, dim=None):
         return self.shape if dim is None else self.shape[dim]
 
@@ -163,6 +172,33 @@ class Tensor:
     def numpy(self):
         """A NumPy copy of the data, on the host."""
         return backend.to_numpy(self._data)
+
+    # NumPy meets a Tensor as it meets a CPU torch tensor: np.asarray(t) is its array, np.exp(t) a
+    # Tensor, and a NumPy scalar or array on the left of an operator (np.sqrt(d_k) * x) defers to the
+    # Tensor's operator (so never an object array of 0-d Tensors)
+    __array_priority__ = 1000
+
+    def __array__(self, dtype=None, copy=None):
+        """The values as a NumPy array (np.asarray(t), np.exp(t)), refused where torch refuses."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad (as in PyTorch): "
+                               "use t.detach().numpy(), or the Tensor method (t.exp() for np.exp(t))")
+        if not isinstance(self._data, numpy.ndarray):
+            raise TypeError(f"can't convert a {self.device} tensor to NumPy implicitly (as in PyTorch): "
+                            "use t.cpu() or t.numpy() first")
+        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return array.copy() if copy else array
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy function's result on a Tensor (np.exp(t)) comes back a Tensor, as in torch."""
+        return Tensor._from_array(numpy.asarray(array))
+
+    def __index__(self):
+        """A one-element integer tensor as a Python index (letters[top_index], range(n_tensor))."""
+        if self._data.size != 1 or self.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors of a single element can be converted to an index "
+                            f"(got {self.dtype} of shape {self.shape}): use int(t) or t.long()")
+        return int(self.item())
 
     def item(self):
         if self._data.size != 1:
@@ -200,9 +236,12 @@ class Tensor:
     def cuda(self):
         return self.to("cuda")
 
-    def type(self, dtype):
-        """This tensor cast to ``dtype`` (differentiable between float dtypes)."""
-        dtype = numpy.dtype(dtype)
+    def type(self, dtype=None, non_blocking=False):
+        """This tensor cast to ``dtype`` (differentiable between float dtypes).  As in PyTorch, dtype may be
+        a legacy type (minigrad.FloatTensor, "torch.LongTensor"), and type() gives the type's name."""
+        if dtype is None:
+            return dtypes.type_name(self.dtype)
+        dtype = numpy.dtype(dtypes.dtype_of_type(dtype) or dtype)
         if dtype == self.dtype:
             return self
         if dtype.kind not in "fc":  # integers and booleans carry no gradient
@@ -292,11 +331,11 @@ class Tensor:
         """Every element set to ``value`` (a number, or a one-element tensor that then gets the gradient)."""
         return in_place.write(self, "fill_", fn.SetItem, Ellipsis, in_place.operand(self, value))
 
-    def copy_(self, source):
-        """Copy ``source`` (broadcast to self's shape, cast to self's dtype, moved to self's device) into self."""
-        if isinstance(source, Tensor) and source.device != self.device:
-            source = source.to(self.device)
-        return in_place.write(self, "copy_", fn.SetItem, Ellipsis, in_place.operand(self, source))
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast to self's shape, cast to self's dtype, moved to self's device) into self."""
+        if isinstance(src, Tensor) and src.device != self.device:
+            src = src.to(self.device)
+        return in_place.write(self, "copy_", fn.SetItem, Ellipsis, in_place.operand(self, src))
 
     def masked_fill_(self, mask, value):
         """``value`` where ``mask`` (bool, broadcastable to self) is True, in place."""
@@ -486,25 +525,33 @@ class Tensor:
         return fn.LogSoftmax.apply(self, dim)
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False):
+    # the reductions also take NumPy's names axis= and keepdims=, as torch does (arguments.numpy_aliases)
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("sum", dim, keepdim, axis, keepdims)
         return fn.Sum.apply(self, dim, keepdim)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("mean", dim, keepdim, axis, keepdims)
         return fn.Mean.apply(self, dim, keepdim)
 
-    def amax(self, dim=None, keepdim=False):
+    def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Largest values over ``dim``; ties share the gradient equally (as torch.amax)."""
+        dim, keepdim = arguments.numpy_aliases("amax", dim, keepdim, axis, keepdims)
         return fn.Max.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False):
-        """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), as in PyTorch."""
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), the
+        first index of the largest value, as in PyTorch."""
+        dim, keepdim = arguments.numpy_aliases("max", dim, keepdim, axis, keepdims)
         if dim is None:
             return fn.Max.apply(self, None, False)
         if isinstance(dim, Tensor):                                 # max(other): elementwise, as torch
             return self.maximum(dim)
         return return_types.max(*composed.values_and_indices(self, dim, keepdim, largest=True))
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The int64 index of the largest value (the first one at a tie, as PyTorch documents)."""
+        dim, keepdim = arguments.numpy_aliases("argmax", dim, keepdim, axis, keepdims)
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
     def any(self):
@@ -552,8 +599,9 @@ class Tensor:
         shape = tuple(o if s == -1 else s for s, o in zip(shape, own))
         return in_place.mark_view(self, fn.Expand.apply(self, shape))
 
-    def split(self, split_size_or_sections, dim=0):
-        return tuple(in_place.mark_view(self, piece) for piece in fn.Split.apply(self, split_size_or_sections, dim))
+    def split(self, split_size, dim=0):
+        """Pieces of split_size along dim (the last shorter), or of the sizes in a list split_size."""
+        return tuple(in_place.mark_view(self, piece) for piece in fn.Split.apply(self, split_size, dim))
 
     def chunk(self, chunks, dim=0):
         size = -(-self.shape[dim] // chunks)
@@ -578,8 +626,18 @@ class Tensor:
         return self - (other * alpha if alpha != 1 else other)
 
     mul = __mul__
-    div = __truediv__
     neg = __neg__
+
+    def div(self, other, *, rounding_mode=None):
+        """self / other; rounding_mode "trunc" (toward zero) or "floor" rounds it, with zero gradient."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f'div: rounding_mode must be None, "trunc" or "floor", got {rounding_mode!r}')
+        a, b = promotion.promote(self, other)
+        return fn.RoundedDiv.apply(a, b, rounding_mode)
+
+    divide = div
 
     def rsqrt(self):
         return self ** -0.5
@@ -655,35 +713,110 @@ class Tensor:
     def argsort(self, dim=-1, descending=False, *, stable=False):
         return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
-    def amin(self, dim=None, keepdim=False):
+    def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
         if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
             return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
                                                     keepdims=keepdim))
         return -fn.Max.apply(-self, dim, keepdim)
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
+        dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
         return composed.index_of_extreme(self, dim, keepdim, largest=False)
 
-    def min(self, dim=None, keepdim=False):
-        """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
+        value (the gradient goes to it)."""
+        dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
         if dim is None:
             return self.amin()
         if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
             return self.minimum(dim)
         return return_types.min(*composed.values_and_indices(self, dim, keepdim, largest=False))
 
-    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
+        dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
         correction = (1 if unbiased else 0) if correction is None else correction
         return composed.variance(self, dim, keepdim, correction)
 
-    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("std", dim, keepdim, axis, keepdims)
         return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
 
-    def cumsum(self, dim):
+    def cumsum(self, dim=None, *, axis=None):
         """Running sums along dim: y_i = x_1 + ... + x_i."""
+        dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
         return fn.CumSum.apply(self, dim)
+
+    def cumprod(self, dim=None, *, axis=None):
+        """Running products along dim: y_i = x_1 * ... * x_i (zeros allowed)."""
+        dim, _ = arguments.numpy_aliases("cumprod", dim, False, axis, None, required=True)
+        return fn.CumProd.apply(self, dim)
+
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """log(sum(exp(x))) over dim, computed stably (the max taken out first)."""
+        dim, keepdim = arguments.numpy_aliases("logsumexp", dim, keepdim, axis, keepdims, required=True)
+        return composed.logsumexp(self, dim, keepdim)
+
+    def roll(self, shifts, dims=None):
+        """Entries shifted by ``shifts`` along ``dims``, wrapping around (the flattened tensor if dims is None)."""
+        shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else shifts
+        dims = tuple(dims) if isinstance(dims, (tuple, list)) else dims
+        return fn.Roll.apply(self, shifts, dims)
+
+    def outer(self, vec2):
+        """The outer product of two 1-D tensors: out[i, j] = self[i] * vec2[j]."""
+        if self.ndim != 1 or vec2.ndim != 1:
+            raise ValueError(f"outer: expected two 1-D tensors, got shapes {self.shape} and {vec2.shape}")
+        return self.unsqueeze(1) * vec2.unsqueeze(0)
+
+    ger = outer
+
+    def dot(self, tensor):
+        """The inner product of two 1-D tensors of the same length."""
+        if self.ndim != 1 or tensor.ndim != 1 or self.shape != tensor.shape:
+            raise ValueError(f"dot: expected two 1-D tensors of the same size, got {self.shape} and {tensor.shape}")
+        return self @ tensor
+
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The product over dim (all elements by default): the last running product, so zeros are fine."""
+        dim, keepdim = arguments.numpy_aliases("prod", dim, keepdim, axis, keepdims)
+        if dim is None:
+            return self.reshape(-1).cumprod(0)[-1] if self.numel() else self.new_ones(())
+        last = self.cumprod(dim).narrow(dim, self.shape[dim] - 1, 1)
+        return last if keepdim else last.squeeze(dim)
+
+    def sign(self):
+        """-1, 0 or 1 per element (zero gradient)."""
+        return fn.Sign.apply(self)
+
+    def isnan(self):
+        return Tensor._from_array(backend.array_module(self._data).isnan(self._data))
+
+    def isinf(self):
+        return Tensor._from_array(backend.array_module(self._data).isinf(self._data))
+
+    def __floordiv__(self, other):
+        return self.div(other, rounding_mode="floor")
+
+    def __mod__(self, other):
+        """self - floor(self / other) * other (the sign of other, as torch.remainder and Python's %)."""
+        return self - (self // other) * other
+
+    remainder = __mod__
+
+    def __getattr__(self, name):
+        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py)."""
+        return absent.explain("minigrad.Tensor", name)
+
+    def mv(self, vec):
+        """Matrix (n, m) times vector (m,) -> (n,)."""
+        if self.ndim != 2 or vec.ndim != 1:
+            raise ValueError(f"mv: expected a matrix and a vector, got {self.shape} and {vec.shape}; use matmul (@)")
+        return self @ vec
 
     def flip(self, *dims):
         """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
@@ -754,8 +887,8 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.kind == "f"
 
-    def type_as(self, other):
-        return self.type(other.dtype)
+    def type_as(self, tensor):
+        return self.type(tensor.dtype)
 
     def view_as(self, other):
         return self.reshape(other.shape)
