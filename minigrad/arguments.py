@@ -61,8 +61,10 @@ def array_index(index, device):
 
 
 def index_along(tensor, dim, index, op):
-    """The index that picks positions ``index`` (1-D integers) along ``dim``: (:, ..., :, index)."""
+    """The index that picks positions ``index`` (1-D integers, or one as a 0-d tensor, as torch) along
+    ``dim``: (:, ..., :, index)."""
     index = index._data if isinstance(index, autograd.Tensor) else backend.asarray(index, device=tensor.device)
+    index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != 1 or index.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be a 1-D integer tensor, got {index.dtype} of shape {tuple(index.shape)}")
     return (slice(None),) * (dim % tensor.ndim) + (index,)

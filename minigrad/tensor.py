@@ -37,9 +37,10 @@ class Tensor(InPlaceMethods):
 
     Tensor(data, requires_grad=False, dtype=None, device=None)
 
-    data: a nested list, NumPy/CuPy array or Tensor (copied).  Python floats
-    become the default dtype (float32 unless ``set_default_dtype`` changed it);
-    arrays keep their dtype unless ``dtype`` is given.  A single number is refused:
+    data: a nested list, NumPy/CuPy array or Tensor (copied).  A list becomes the default
+    dtype (float32 unless ``set_default_dtype`` changed it), whatever its numbers, as torch.Tensor's
+    does (``Tensor([0])`` is a float accumulator); arrays and tensors keep their dtype unless
+    ``dtype`` is given (minigrad.tensor infers it from a list).  A single number is refused:
     torch.Tensor(5) is a tensor of size 5, so use minigrad.tensor(5) for the
     value, minigrad.zeros(5) for the size.
     """
@@ -54,6 +55,8 @@ class Tensor(InPlaceMethods):
                 f"uninitialised tensor of size 5, and torch.Tensor(2.5) is refused). Use minigrad.tensor({data!r}) "
                 f"for a 0-d tensor holding the value, or minigrad.zeros(5) / minigrad.empty(5) for a size"
             )
+        if dtype is None and not hasattr(data, "dtype"):
+            dtype = get_default_dtype()            # torch.Tensor([0]) is float32, not int64
         self._data = arguments.new_array(data, dtype, device)
         self.grad = None
         self.grad_fn = None
