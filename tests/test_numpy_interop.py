@@ -111,3 +111,15 @@ def test_index_of_a_one_element_integer_tensor():
         for bad in (L.tensor([0, 1]), L.tensor(1.0)):
             with pytest.raises(TypeError, match="only integer tensors of a single element"):
                 letters[bad]
+
+
+@pytest.mark.parametrize("array", [np.array(2.0), np.array([1.0, 2.0, 3.0]), np.arange(3)])
+def test_array_on_the_left_gives_the_right_hand_result(array):
+    # the one extension (TORCH_DIFFERENCES.md): torch refuses an array on the left; minigrad computes
+    # what torch computes with it on the right, as a Tensor
+    x, t = minigrad.ones(3) * 0.5, torch.ones(3) * 0.5
+    with pytest.raises(TypeError):
+        array * t
+    for ours, theirs in ((array * x, t * array), (array - x, -(t - array)), (array / (x + 1), 1 / ((t + 1) / array))):
+        assert isinstance(ours, minigrad.Tensor) and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
