@@ -48,8 +48,8 @@ MISSING = {
         "stride": "a minigrad tensor holds a NumPy/CuPy array: t.numpy().strides gives its strides (in bytes)",
         "is_contiguous": "minigrad never needs contiguity (view() works on any tensor, contiguous() returns it): "
                          "drop the check",
-        "index_add_": "write x = x.index_add(dim, index, source) as x + F.one_hot(index, n).T.to(x.dtype) @ source "
-                      "for dim 0 (repeated indices add up), or x[index] += source when the indices are distinct",
+        "index_add_": "write x = x + F.one_hot(index, n).T.to(x.dtype) @ source for dim 0 (repeated indices add "
+                      "up), or x[index] += source when the indices are distinct",
         "scatter_add_": "use x + minigrad.zeros_like(x).scatter(dim, index, src) when the indices are distinct, "
                         "or a one-hot matmul (F.one_hot(index, n)) when they repeat",
     },
@@ -73,9 +73,13 @@ MISSING = {
 }
 
 
-def explain(module, name):
-    """Raise the AttributeError for ``module.name``, with the reason and the alternative when known."""
+def explain(module, name, out_of_place=None):
+    """Raise the AttributeError for ``module.name``, with the reason and the alternative when known.
+    out_of_place: for a missing in-place Tensor method (``floor_``), the method that exists (``floor``)."""
     reason = MISSING.get(module, {}).get(name)
+    if reason is None and out_of_place is not None:
+        reason = (f"minigrad has no in-place {name}: write x = x.{out_of_place}(...) (a new tensor), or "
+                  f"x.copy_(x.{out_of_place}(...)) inside `with minigrad.no_grad():` to change x itself")
     if reason is None:
         if module == "minigrad.Tensor":
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")

@@ -18,7 +18,9 @@ CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating poin
 
 def weak(value):
     """np.float64(0.5) -> 0.5, np.int64(3) -> 3, np.bool_(True) -> True; anything else as it is."""
-    if type(value) in (int, float, bool) or not isinstance(value, numbers.Number):
+    if type(value) in (int, float, bool) or isinstance(value, autograd.Tensor):
+        return value                                                # the common cases, first
+    if not isinstance(value, numbers.Number):
         return value
     return value.item() if hasattr(value, "item") else value      # NumPy's scalar types are Numbers
 

@@ -812,8 +812,10 @@ class Tensor(InPlaceMethods):
     remainder = __mod__
 
     def __getattr__(self, name):
-        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py)."""
-        return absent.explain("minigrad.Tensor", name)
+        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
+        an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
+        out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
+        return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
 
     def mv(self, vec):
         """Matrix (n, m) times vector (m,) -> (n,)."""

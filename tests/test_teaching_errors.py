@@ -67,3 +67,11 @@ def test_names_left_out_say_what_to_use():
             reach()
     with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'not_a_method'"):
         x.not_a_method
+
+
+def test_any_missing_in_place_method_points_to_its_out_of_place_form():
+    x = minigrad.ones(3)
+    with pytest.raises(AttributeError, match=r"no in-place cumsum_: write x = x\.cumsum\(\.\.\.\).*x\.copy_\(x\.cumsum"):
+        x.cumsum_(0)
+    with pytest.raises(AttributeError, match=r"no in-place logsumexp_"):
+        x.logsumexp_
