@@ -5,7 +5,7 @@ Each function here is one line that calls the Tensor method of the same name
 backward).  Python numbers and arrays are accepted where torch accepts
 numbers, and become tensors first.
 """
-from . import backend as minigrad_backend
+from . import backend
 from .creation import tensor
 from .tensor import Tensor
 
@@ -231,7 +231,7 @@ def isinf(input):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch)."""
-    xp = minigrad_backend.array_module(input._data, other._data)
+    xp = backend.array_module(input._data, other._data)
     return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

@@ -3,21 +3,25 @@
 ``t._data`` is the backend array behind a tensor (NumPy on "cpu", CuPy on
 "cuda"); ``t.data`` is, as in PyTorch, a Tensor sharing that array, outside the
 graph; ``t.numpy()`` is the array on the host.  ``t.grad`` is a plain array of
-the same shape, or None until a backward reaches ``t``.  Every operator and method below calls one Function from
-``minigrad.functions``, or a helper in a module with one job; follow it with
-"go to definition" to read its forward and backward side by side:
+the same shape, or None until a backward reaches ``t``.  Every operator and
+method below calls one Function from ``minigrad.functions``, or a helper in a
+module with one job; follow it with "go to definition" to read its forward and
+backward side by side:
 
     in_place.py     x[i] = v, add_, zero_, ...: the in-place writes, views and version counters
     in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
+    tensor_math.py  more arithmetic (outer, dot, cumprod, prod, logsumexp, div(rounding_mode=), %, roll), inherited
+    numpy_interop.py      np.asarray(t), np.exp(t), NumPy scalars on the left, t as a list index, inherited
     composed.py     methods made of other methods (max(dim), var, repeat, ...)
     arguments.py    torch's argument forms (sizes, indices, masks) turned into one form
     promotion.py    the dtype rules where PyTorch's differ from NumPy's
     creation.py     the functions that make new tensors (zeros, randn, cat, ...)
 
 Longer than the ~400 lines of the other files, for a reason: the class holds
-about 170 of PyTorch's Tensor methods and operators, each a one- to three-line call;
-splitting one class over several files would mean patching it from outside (or
-mixins), which is harder to follow than one long list.
+about 170 of PyTorch's Tensor methods and operators, each a one- to three-line call.
+The methods added later for whole teaching programs (in-place forms, more arithmetic,
+the NumPy protocol) are plain classes in the three modules marked "inherited" above,
+which Tensor inherits: no patching from outside, and "go to definition" lands on them.
 """
 import math
 import numbers
@@ -30,9 +34,11 @@ from .devices import device_named
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
 from .in_place_methods import InPlaceMethods
+from .numpy_interop import NumPyInterop
 from .sampling import multinomial_indices
+from .tensor_math import MathMethods
 
-class Tensor(InPlaceMethods):
+class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     """A multi-dimensional array that records the operations applied to it.
 
     Tensor(data, requires_grad=False, dtype=None, device=None)
@@ -175,33 +181,6 @@ class Tensor(InPlaceMethods):
     def numpy(self):
         """A NumPy copy of the data, on the host."""
         return backend.to_numpy(self._data)
-
-    # NumPy meets a Tensor as it meets a CPU torch tensor: np.asarray(t) is its array, np.exp(t) a
-    # Tensor, and a NumPy scalar or array on the left of an operator (np.sqrt(d_k) * x) defers to the
-    # Tensor's operator (so never an object array of 0-d Tensors)
-    __array_priority__ = 1000
-
-    def __array__(self, dtype=None, copy=None):
-        """The values as a NumPy array (np.asarray(t), np.exp(t)), refused where torch refuses."""
-        if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad (as in PyTorch): "
-                               "use t.detach().numpy(), or the Tensor method (t.exp() for np.exp(t))")
-        if not isinstance(self._data, numpy.ndarray):
-            raise TypeError(f"can't convert a {self.device} tensor to NumPy implicitly (as in PyTorch): "
-                            "use t.cpu() or t.numpy() first")
-        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
-        return array.copy() if copy else array
-
-    def __array_wrap__(self, array, context=None, return_scalar=False):
-        """A NumPy function's result on a Tensor (np.exp(t)) comes back a Tensor, as in torch."""
-        return Tensor._from_array(numpy.asarray(array))
-
-    def __index__(self):
-        """A one-element integer tensor as a Python index (letters[top_index], range(n_tensor))."""
-        if self._data.size != 1 or self.dtype.kind not in "iub":
-            raise TypeError(f"only integer tensors of a single element can be converted to an index "
-                            f"(got {self.dtype} of shape {self.shape}): use int(t) or t.long()")
-        return int(self.item())
 
     def item(self):
         if self._data.size != 1:
@@ -631,17 +610,6 @@ class Tensor(InPlaceMethods):
     mul = __mul__
     neg = __neg__
 
-    def div(self, other, *, rounding_mode=None):
-        """self / other; rounding_mode "trunc" (toward zero) or "floor" rounds it, with zero gradient."""
-        if rounding_mode is None:
-            return self / other
-        if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f'div: rounding_mode must be None, "trunc" or "floor", got {rounding_mode!r}')
-        a, b = promotion.promote(self, other)
-        return fn.RoundedDiv.apply(a, b, rounding_mode)
-
-    divide = div
-
     def rsqrt(self):
         return self ** -0.5
 
@@ -754,78 +722,11 @@ class Tensor(InPlaceMethods):
         dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
         return fn.CumSum.apply(self, dim)
 
-    def cumprod(self, dim=None, *, axis=None):
-        """Running products along dim: y_i = x_1 * ... * x_i (zeros allowed)."""
-        dim, _ = arguments.numpy_aliases("cumprod", dim, False, axis, None, required=True)
-        return fn.CumProd.apply(self, dim)
-
-    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """log(sum(exp(x))) over dim, computed stably (the max taken out first)."""
-        dim, keepdim = arguments.numpy_aliases("logsumexp", dim, keepdim, axis, keepdims, required=True)
-        return composed.logsumexp(self, dim, keepdim)
-
-    def roll(self, shifts, dims=None):
-        """Entries shifted by ``shifts`` along ``dims``, wrapping around (the flattened tensor if dims is None)."""
-        shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else shifts
-        dims = tuple(dims) if isinstance(dims, (tuple, list)) else dims
-        return fn.Roll.apply(self, shifts, dims)
-
-    def outer(self, vec2):
-        """The outer product of two 1-D tensors: out[i, j] = self[i] * vec2[j]."""
-        if self.ndim != 1 or vec2.ndim != 1:
-            raise ValueError(f"outer: expected two 1-D tensors, got shapes {self.shape} and {vec2.shape}")
-        return self.unsqueeze(1) * vec2.unsqueeze(0)
-
-    ger = outer
-
-    def dot(self, tensor):
-        """The inner product of two 1-D tensors of the same length."""
-        if self.ndim != 1 or tensor.ndim != 1 or self.shape != tensor.shape:
-            raise ValueError(f"dot: expected two 1-D tensors of the same size, got {self.shape} and {tensor.shape}")
-        return self @ tensor
-
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """The product over dim (all elements by default): the last running product, so zeros are fine."""
-        dim, keepdim = arguments.numpy_aliases("prod", dim, keepdim, axis, keepdims)
-        if dim is None:
-            return self.reshape(-1).cumprod(0)[-1] if self.numel() else self.new_ones(())
-        last = self.cumprod(dim).narrow(dim, self.shape[dim] - 1, 1)
-        return last if keepdim else last.squeeze(dim)
-
-    def sign(self):
-        """-1, 0 or 1 per element (zero gradient)."""
-        return fn.Sign.apply(self)
-
-    def isnan(self):
-        return Tensor._from_array(backend.array_module(self._data).isnan(self._data))
-
-    def isinf(self):
-        return Tensor._from_array(backend.array_module(self._data).isinf(self._data))
-
-    def __floordiv__(self, other):
-        return self.div(other, rounding_mode="floor")
-
-    def __mod__(self, other):
-        """self - floor(self / other) * other (the sign of other, as torch.remainder and Python's %)."""
-        return self - (self // other) * other
-
-    remainder = __mod__
-
     def __getattr__(self, name):
         """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
         an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
         out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
         return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
-
-    def mv(self, vec):
-        """Matrix (n, m) times vector (m,) -> (n,)."""
-        if self.ndim != 2 or vec.ndim != 1:
-            raise ValueError(f"mv: expected a matrix and a vector, got {self.shape} and {vec.shape}; use matmul (@)")
-        return self @ vec
-
-    def flip(self, *dims):
-        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
-        return fn.Flip.apply(self, arguments.sizes(dims))
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
