@@ -177,6 +177,12 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     __hash__ = object.__hash__
 
+    def __getattr__(self, name):
+        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
+        an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
+        out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
+        return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
+
     # ------------------------------------------------------------------ conversion
     def numpy(self):
         """A NumPy copy of the data, on the host."""
@@ -722,11 +728,9 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
         return fn.CumSum.apply(self, dim)
 
-    def __getattr__(self, name):
-        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
-        an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
-        out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
-        return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
+    def flip(self, *dims):
+        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
+        return fn.Flip.apply(self, arguments.sizes(dims))
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""

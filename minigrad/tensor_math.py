@@ -87,7 +87,3 @@ class MathMethods:
         if self.ndim != 2 or vec.ndim != 1:
             raise ValueError(f"mv: expected a matrix and a vector, got {self.shape} and {vec.shape}; use matmul (@)")
         return self @ vec
-
-    def flip(self, *dims):
-        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
-        return fn.Flip.apply(self, arguments.sizes(dims))
