@@ -14,8 +14,9 @@ from .tensor import (
     Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
 from .creation import (
-    FloatTensor, LongTensor, arange, cat, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand, rand_like,
-    randint, randint_like, randn, randn_like, randperm, split, stack, tensor, where, zeros, zeros_like,
+    FloatTensor, LongTensor, arange, as_tensor, bernoulli, cat, empty, empty_like, eye, from_numpy, full, full_like,
+    linspace, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, split,
+    stack, tensor, where, zeros, zeros_like,
 )
 from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
 from .gradient_check import check_module, gradcheck
@@ -32,11 +33,12 @@ from . import cuda
 from . import utils
 from . import return_types
 from .ops import (
-    abs, add, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, cos, cumsum, div, exp, flatten,
-    flip, gather, index_select, is_tensor, log, log_softmax, masked_fill, masked_select, matmul, max, maximum,
-    mean, min, minimum, mm, mul, multinomial, narrow, neg, nonzero, norm, numel, permute, pow, relu,
-    repeat_interleave, reshape, rsqrt, scatter, select, sigmoid, sin, softmax, sort, sqrt, square, squeeze,
-    std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
+    abs, add, allclose, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, clone, cos, cumprod, cumsum,
+    detach, div, divide, dot, equal, exp, flatten, flip, floor_divide, gather, ger, index_select, is_tensor, isinf,
+    isnan, log, log_softmax, logsumexp, masked_fill, masked_select, matmul, max, maximum, mean, min, minimum, mm,
+    mul, multinomial, mv, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, relu, remainder,
+    repeat_interleave, reshape, roll, rsqrt, scatter, select, sigmoid, sign, sin, softmax, sort, sqrt, square,
+    squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
 )
 from . import absent as _absent
 

@@ -6,6 +6,7 @@
     array_index(index, device)        Tensors (and lists of ints) inside an index -> arrays
     index_along(tensor, dim, index)   1-D integer positions along ``dim`` -> the index (:, ..., :, index)
     broadcast_mask(mask, tensor)      a boolean mask, checked and broadcast to tensor's shape
+    numpy_aliases(op, dim, keepdim, axis, keepdims)   sum(axis=0, keepdims=True) -> dim=0, keepdim=True
     scaled_operand(op, other, alpha)  add_(other, alpha=a), and the legacy add_(a, other) -> a * other
 
 Functions work on arrays only (minigrad/functions/); the Tensor methods and
@@ -60,8 +61,10 @@ def array_index(index, device):
 
 
 def index_along(tensor, dim, index, op):
-    """The index that picks positions ``index`` (1-D integers) along ``dim``: (:, ..., :, index)."""
+    """The index that picks positions ``index`` (1-D integers, or one as a 0-d tensor, as torch) along
+    ``dim``: (:, ..., :, index)."""
     index = index._data if isinstance(index, autograd.Tensor) else backend.asarray(index, device=tensor.device)
+    index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != 1 or index.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be a 1-D integer tensor, got {index.dtype} of shape {tuple(index.shape)}")
     return (slice(None),) * (dim % tensor.ndim) + (index,)
@@ -89,3 +92,14 @@ def scaled_operand(op, other, alpha):
             "memoryview of its buffer, not a Tensor: write p.grad where PyTorch code has p.grad.data"
         )
     return other if alpha == 1 else other * alpha
+
+
+def numpy_aliases(op, dim, keepdim, axis, keepdims, required=False):
+    """(dim, keepdim) from torch's names or NumPy's (axis=, keepdims=), which torch accepts too."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}: got dim={dim} and its NumPy alias axis={axis}; give one of them")
+        dim = axis
+    if required and dim is None:
+        raise TypeError(f"{op}: missing the argument dim (the dimension to work along, e.g. {op}(x, dim=-1))")
+    return dim, keepdim if keepdims is None else keepdims

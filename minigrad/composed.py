@@ -8,6 +8,7 @@ come from the primitives they call (follow those with "go to definition").
     repeat_interleave    x.repeat_interleave(r, dim): unsqueeze after dim, expand, reshape
     masked_select        x.masked_select(mask): broadcast both, index by the mask
     triangle             the boolean mask that x.tril / x.triu keep
+    logsumexp            x.logsumexp(dim): log(sum(exp(x - m))) + m, m the (detached) max
 """
 from . import autograd, backend
 
@@ -75,3 +76,14 @@ def triangle(tensor, diagonal, lower):
     if lower:
         return xp.tri(n, m, diagonal, dtype=bool)            # j - i <= diagonal
     return ~xp.tri(n, m, diagonal - 1, dtype=bool)           # j - i >= diagonal
+
+
+def logsumexp(tensor, dim, keepdim):
+    """log(sum(exp(x))) over dim as m + log(sum(exp(x - m))), m = max over dim: no overflow.  m is
+    detached (the result does not depend on it), and 0 where a slice is all -inf (the result is -inf)."""
+    xp = backend.array_module(tensor._data)
+    m = tensor._data.max(axis=dim, keepdims=True) if tensor.numel() else xp.zeros((1,) * tensor.ndim, tensor.dtype)
+    m = xp.where(xp.isinf(m), 0, m).astype(tensor.dtype)
+    shift = autograd.Tensor._from_array(m)
+    total = (tensor - shift).exp().sum(dim, keepdim=True).log() + shift
+    return total if keepdim else total.squeeze(dim)

@@ -45,10 +45,10 @@ def ones(*shape, dtype=None, device=None, requires_grad=False):
     return _new(lambda xp, s, d, dev: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None and isinstance(fill_value, (bool, int)) and not isinstance(fill_value, float):
         dtype = numpy.dtype(type(fill_value)) if isinstance(fill_value, bool) else int64
-    return _new(lambda xp, s, d, dev: xp.full(s, fill_value, dtype=d), (shape,), dtype, device, requires_grad)
+    return _new(lambda xp, s, d, dev: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
@@ -140,9 +140,33 @@ def randperm(n, dtype=None, device=None):
     return Tensor(order, dtype=dtype or "int64", device=device)
 
 
-def from_numpy(array):
+def from_numpy(ndarray):
     """A tensor holding a copy of a NumPy array, with its dtype (torch shares the memory; see TORCH_DIFFERENCES)."""
-    return Tensor(array, dtype=array.dtype, device="cpu")
+    return Tensor(ndarray, dtype=ndarray.dtype, device="cpu")
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor: a Tensor of that dtype and device as it is, anything else copied (torch
+    shares a NumPy array's memory here; see TORCH_DIFFERENCES)."""
+    if isinstance(data, Tensor):
+        return data.to(device, dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def normal(mean, std, size, *, dtype=None, device=None, requires_grad=False):
+    """Draws from N(mean, std^2) of shape ``size`` (d2l's torch.normal(0, 0.01, size=(n, m)));
+    reproducible under ``manual_seed``.  mean and std are numbers here."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        raise NotImplementedError("minigrad.normal(mean, std, size): mean and std must be numbers here; for "
+                                  "tensors write mean + std * minigrad.randn_like(mean)")
+    return _new(lambda xp, s, d, dev: backend.random_normal(s, d, dev, mean, std), size, dtype, device,
+                requires_grad)
+
+
+def bernoulli(input):
+    """1 with probability input[i], else 0, elementwise (input holds probabilities); no gradient."""
+    draws = backend.random_uniform(input.shape, input.dtype, input.device)
+    return Tensor._from_array((draws < input._data).astype(input.dtype))
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):

@@ -23,10 +23,10 @@ bool_ = numpy.dtype("bool")
 _default_dtype = float32
 
 
-def set_default_dtype(dtype):
+def set_default_dtype(d):
     """Set the floating dtype of new tensors made from Python floats (float32 by default)."""
     global _default_dtype
-    dtype = numpy.dtype(dtype)
+    dtype = numpy.dtype(d)
     if dtype.kind != "f":
         raise TypeError(f"set_default_dtype: expected a floating dtype, got {dtype}")
     _default_dtype = dtype
@@ -35,6 +35,23 @@ def set_default_dtype(dtype):
 def get_default_dtype():
     """The floating dtype of new tensors made from Python floats."""
     return _default_dtype
+
+
+# torch's legacy tensor types: x.type(torch.FloatTensor), x.type("torch.LongTensor"), x.type() -> the name
+LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16, "LongTensor": int64,
+                "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8, "ByteTensor": uint8,
+                "BoolTensor": bool_}
+
+
+def dtype_of_type(value):
+    """The dtype a legacy type names (minigrad.FloatTensor, "torch.cuda.LongTensor"), else None."""
+    name = value.rsplit(".", 1)[-1] if isinstance(value, str) else getattr(value, "__name__", None)
+    return LEGACY_TYPES.get(name) if callable(value) or isinstance(value, str) else None
+
+
+def type_name(dtype):
+    """torch's name of a dtype's legacy tensor type: float32 -> "torch.FloatTensor"."""
+    return next(f"torch.{name}" for name, d in LEGACY_TYPES.items() if d == dtype)
 
 
 # torch's names (float, int and bool shadow the builtins from here on)

@@ -110,7 +110,25 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _torch_only_arguments("cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if getattr(target, "dtype", None) is not None and target.dtype.kind == "f":
+        return _cross_entropy_with_probabilities(input, target, label_smoothing, reduction)
     return fn.CrossEntropy.apply(input, array_of(target), ignore_index, label_smoothing, reduction)
+
+
+def _cross_entropy_with_probabilities(input, target, label_smoothing, reduction):
+    """Targets that are class probabilities (N, C, ...) of input's shape, as torch: the loss of row n is
+    -sum_c p_nc log softmax(x_n)_c, p smoothed to p (1 - e) + e / C; "mean" divides by the rows."""
+    if tuple(target.shape) != input.shape:
+        raise TypeError(f"cross_entropy: targets are integer class indices, or class probabilities of the input's "
+                        f"shape {input.shape}; got {target.dtype} of shape {tuple(target.shape)}: for class "
+                        "indices use target.long()")
+    target = target if isinstance(target, Tensor) else Tensor._from_array(target)
+    same_dtype("cross_entropy", input=input, target=target)
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    losses = -(fn.LogSoftmax.apply(input, 1 if input.ndim > 1 else 0) * target).sum(1 if input.ndim > 1 else 0)
+    return _reduced("cross_entropy", losses, reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -315,6 +333,25 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean(|input - target|), composed from primitives."""
     _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
     return _reduced("l1_loss", (input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0 is l1_loss."""
+    _torch_only_arguments("smooth_l1_loss", size_average=size_average, reduce=reduce)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduced("smooth_l1_loss", d, reduction)
+    return _reduced("smooth_l1_loss", where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+    d = (input - target).abs()
+    return _reduced("huber_loss", where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):

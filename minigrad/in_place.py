@@ -9,9 +9,9 @@ node that saved the old values raises at backward instead of using them.
 A view (x[1:], x.reshape(...)) shares its base's storage and version counter;
 an in-place change of an index view is written into the base by index.
 
-The Tensor methods (``__setitem__``, ``add_``, ``masked_fill_``, ...) are one
-call of ``write`` each; this module works on Tensors, which it gets from the
-engine (``autograd.Tensor``) as Function.apply does.
+The Tensor methods (``__setitem__``, ``add_``, ``masked_fill_``, ...; the rest in
+in_place_methods.py) are one call of ``write`` (or ``reshape``) each; this module works on
+Tensors, which it gets from the engine (``autograd.Tensor``) as Function.apply does.
 """
 from . import autograd, backend
 from . import functions as fn
@@ -29,6 +29,7 @@ def write(tensor, op, function, *args, reads_old_values=False):
     guard_saved_output(tensor)
     if not recording:
         result = function.apply(tensor, *args)
+        _check_castable(op, result, tensor)
         tensor._version[0] += 1
         if result._data is not tensor._data:
             tensor._data[...] = result._data
@@ -53,6 +54,41 @@ def write(tensor, op, function, *args, reads_old_values=False):
             tensor._data[...] = result._data
     _rebase(tensor, result.grad_fn)
     return tensor
+
+
+class Computed:
+    """Stands in for a Function in ``write``: Computed(lambda x: x.exp()) runs as Exp.apply would,
+    so an in-place method (exp_) reuses the forward and backward of the out-of-place one (exp)."""
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    def apply(self, tensor, *args):
+        return self.compute(tensor, *args)
+
+
+def reshape(tensor, op, view_of):
+    """tensor becomes view_of(tensor), a view with another shape (unsqueeze_, transpose_, ...): the
+    same storage; while gradients are recorded, the view's node becomes tensor's (as in write)."""
+    if tensor.grad_fn is None and tensor.requires_grad and autograd.is_grad_enabled():
+        raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot change shape in place while "
+                           f"gradients are recorded (as in PyTorch): use x = x.{op[:-1]}(...)")
+    if tensor.grad_fn is None or not autograd.is_grad_enabled():
+        tensor._data = view_of(tensor)._data
+        return tensor
+    result = view_of(_stand_in(tensor, tensor._data))
+    tensor._data = result._data
+    _rebase(tensor, result.grad_fn)
+    return tensor
+
+
+def _check_castable(op, result, tensor):
+    """PyTorch refuses to write a float result into an integer tensor (or an integer into a bool one)."""
+    order = "biuf"
+    if order.index(result.dtype.kind if result.dtype.kind in order else "f") > order.index(tensor.dtype.kind) \
+            and not (result.dtype.kind in "iu" and tensor.dtype.kind in "iu"):
+        raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the tensor's type {tensor.dtype} "
+                           f"(as in PyTorch): compute out of place (y = x.float().{op[:-1]}(...))")
 
 
 def write_through_view(view, op, function, args):

@@ -5,6 +5,7 @@ Each function here is one line that calls the Tensor method of the same name
 backward).  Python numbers and arrays are accepted where torch accepts
 numbers, and become tensors first.
 """
+from . import backend
 from .creation import tensor
 from .tensor import Tensor
 
@@ -98,8 +99,11 @@ def mul(input, other):
     return _tensor(input).mul(other)
 
 
-def div(input, other):
-    return _tensor(input).div(other)
+def div(input, other, *, rounding_mode=None):
+    return _tensor(input).div(other, rounding_mode=rounding_mode)
+
+
+divide = div
 
 
 def masked_fill(input, mask, value):
@@ -115,38 +119,46 @@ def log_softmax(input, dim):
 
 
 # ------------------------------------------------------------------ reductions
-def sum(input, dim=None, keepdim=False):
-    return input.sum(dim, keepdim)
+def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.sum(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def mean(input, dim=None, keepdim=False):
-    return input.mean(dim, keepdim)
+def mean(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.mean(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return input.var(dim, unbiased, keepdim, correction=correction)
+def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    return input.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
 
 
-def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return input.std(dim, unbiased, keepdim, correction=correction)
+def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    return input.std(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
 
 
-def cumsum(input, dim):
-    return input.cumsum(dim)
+def cumsum(input, dim=None, *, axis=None):
+    return input.cumsum(dim, axis=axis)
+
+
+def cumprod(input, dim=None, *, axis=None):
+    return input.cumprod(dim, axis=axis)
+
+
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.logsumexp(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def norm(input, p="fro", dim=None, keepdim=False):
     return input.norm(p, dim, keepdim)
 
 
-def max(input, dim=None, keepdim=False):
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """max(x) -> the largest value;  max(x, dim) -> (values, indices);  max(x, other) -> maximum(x, other)."""
-    return input.max(dim, keepdim)
+    return input.max(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def min(input, dim=None, keepdim=False):
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """min(x) -> the smallest value;  min(x, dim) -> (values, indices);  min(x, other) -> minimum(x, other)."""
-    return input.min(dim, keepdim)
+    return input.min(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def maximum(input, other):
@@ -157,20 +169,20 @@ def minimum(input, other):
     return input.minimum(other)
 
 
-def amax(input, dim=None, keepdim=False):
-    return input.amax(dim, keepdim)
+def amax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.amax(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def amin(input, dim=None, keepdim=False):
-    return input.amin(dim, keepdim)
+def amin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.amin(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def argmax(input, dim=None, keepdim=False):
-    return input.argmax(dim, keepdim)
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.argmax(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def argmin(input, dim=None, keepdim=False):
-    return input.argmin(dim, keepdim)
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.argmin(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -188,6 +200,64 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 # ------------------------------------------------------------------ linear algebra
 def matmul(input, other):
     return input @ other
+
+
+def outer(input, vec2):
+    return input.outer(vec2)
+
+
+ger = outer
+
+
+def dot(input, tensor):
+    return input.dot(tensor)
+
+
+def prod(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.prod(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def sign(input):
+    return _tensor(input).sign()
+
+
+def isnan(input):
+    return input.isnan()
+
+
+def isinf(input):
+    return input.isinf()
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch)."""
+    xp = backend.array_module(input._data, other._data)
+    return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other):
+    """True if the two tensors have the same shape and elements (a Python bool, as torch)."""
+    return input.shape == other.shape and bool((input._data == other._data).all())
+
+
+def clone(input):
+    return input.clone()
+
+
+def detach(input):
+    return input.detach()
+
+
+def remainder(input, other):
+    return _tensor(input) % other
+
+
+def floor_divide(input, other):
+    return _tensor(input) // other
+
+
+def mv(input, vec):
+    return input.mv(vec)
 
 
 def mm(input, mat2):
@@ -221,6 +291,10 @@ def permute(input, dims):
 
 def transpose(input, dim0, dim1):
     return input.transpose(dim0, dim1)
+
+
+def roll(input, shifts, dims=None):
+    return input.roll(shifts, dims)
 
 
 def flip(input, dims):
@@ -263,8 +337,13 @@ def narrow(input, dim, start, length):
     return input.narrow(dim, start, length)
 
 
-def nonzero(input):
-    return input.nonzero()
+def nonzero(input, *, as_tuple=False):
+    """(n, ndim) int64 indices of the non-zero entries; as_tuple=True: one 1-D tensor per dimension."""
+    if not isinstance(input, Tensor):          # NumPy's own nonzero would answer with a tuple of arrays
+        raise TypeError(f"nonzero(): expected a Tensor, got {type(input).__name__} (torch.nonzero refuses it "
+                        "too): minigrad.nonzero(minigrad.tensor(values))")
+    indices = input.nonzero()
+    return indices.unbind(1) if as_tuple else indices
 
 
 def gather(input, dim, index):

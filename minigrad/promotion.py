@@ -1,18 +1,37 @@
 """dtype rules where PyTorch's differ from NumPy's.
 
     promote(a, b)            the operands of +, -, *, /, ** cast as PyTorch would (NumPy would
-                             make int tensor + float tensor float64)
+                             make int tensor + float tensor float64, float32 * np.float64(2) float64,
+                             and a 0-d float64 tensor would set a float32 tensor's dtype)
+    weak(value)              a NumPy scalar as the Python number it holds (PyTorch treats NumPy
+                             scalars as it treats Python numbers: they never set a tensor's dtype)
     same_dtype(op, **named)  PyTorch refuses float32 @ float64 (and float32 weights on float64
                              input) instead of computing quietly in float64; so does minigrad
 """
+import numbers
+
 from . import autograd
 from .dtypes import get_default_dtype
+
+CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating point
+
+
+def weak(value):
+    """np.float64(0.5) -> 0.5, np.int64(3) -> 3, np.bool_(True) -> True; anything else as it is."""
+    if type(value) in (int, float, bool) or isinstance(value, autograd.Tensor):
+        return value                                                # the common cases, first
+    if not isinstance(value, numbers.Number):
+        return value
+    return value.item() if hasattr(value, "item") else value      # NumPy's scalar types are Numbers
 
 
 def promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
     Tensor = autograd.Tensor
+    a, b = weak(a), weak(b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+        a, b = _zero_dim_follows(a, b)
     a_int = isinstance(a, Tensor) and a._data.dtype.kind in "iub"
     b_int = isinstance(b, Tensor) and b._data.dtype.kind in "iub"
     if not (a_int or b_int):
@@ -26,6 +45,16 @@ def promote(a, b, division=False):
         a = a.type(get_default_dtype()) if a_int else a
         b = b.type(get_default_dtype()) if b_int else b
     return a, b
+
+
+def _zero_dim_follows(a, b):
+    """A 0-d tensor meeting a tensor with dimensions takes its dtype, unless the 0-d one is of a
+    higher category (a 0-d float64 with an int tensor gives float64): PyTorch's rule for 0-d tensors."""
+    zero, dims = (a, b) if a.ndim == 0 else (b, a)
+    if CATEGORY[zero.dtype.kind] > CATEGORY[dims.dtype.kind]:
+        return a, b                                    # the rules below cast the other way
+    zero = zero.type(dims.dtype)
+    return (zero, b) if a.ndim == 0 else (a, zero)
 
 
 def same_dtype(op, error=RuntimeError, **tensors):

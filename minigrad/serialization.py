@@ -80,23 +80,29 @@ def _join(tree, arrays, device):
     return tree
 
 
-def save(state, path):
-    """Write ``state`` (a nested dict of Tensors, arrays and JSON values) to ``path`` atomically."""
-    path = os.fspath(path)
+def save(obj, f):
+    """Write ``obj`` (a nested dict of Tensors, arrays and JSON values) to the file ``f`` atomically."""
+    path = os.fspath(f)
     arrays = {}
-    tree = _split(state, "", arrays)
+    tree = _split(obj, "", arrays)
     arrays[TREE] = numpy.array(json.dumps(tree))              # a 0-d unicode array, not an object
     with atomic_write(path, "wb") as file:                   # the old file or the new, never half
         numpy.savez(file, **arrays)
 
 
-def load(path, device=None):
-    """Read a checkpoint written by ``save``: the same nested structure, arrays as Tensors on ``device``.
+def load(f, map_location=None, *, device=None):
+    """Read a checkpoint written by ``save``: the same nested structure, arrays as Tensors on ``device``
+    (``map_location``, as torch names it, may give the device: "cpu", "cuda").
 
     Raises FileNotFoundError for a missing file and CheckpointError for a file
     that is truncated, corrupt or not a checkpoint; both name the file.
     """
-    path = os.fspath(path)
+    if map_location is not None:
+        if not isinstance(map_location, str) or device is not None:
+            raise TypeError(f"minigrad.load: map_location must be a device name such as 'cpu' (not a function "
+                            f"or dict), got {map_location!r}")
+        device = map_location
+    path = os.fspath(f)
     if not os.path.exists(path):
         raise FileNotFoundError(f"minigrad.load: no checkpoint file at {path!r}")
     try:

@@ -3,41 +3,50 @@
 ``t._data`` is the backend array behind a tensor (NumPy on "cpu", CuPy on
 "cuda"); ``t.data`` is, as in PyTorch, a Tensor sharing that array, outside the
 graph; ``t.numpy()`` is the array on the host.  ``t.grad`` is a plain array of
-the same shape, or None until a backward reaches ``t``.  Every operator and method below calls one Function from
-``minigrad.functions``, or a helper in a module with one job; follow it with
-"go to definition" to read its forward and backward side by side:
+the same shape, or None until a backward reaches ``t``.  Every operator and
+method below calls one Function from ``minigrad.functions``, or a helper in a
+module with one job; follow it with "go to definition" to read its forward and
+backward side by side:
 
     in_place.py     x[i] = v, add_, zero_, ...: the in-place writes, views and version counters
+    in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
+    tensor_math.py  more arithmetic (outer, dot, cumprod, prod, logsumexp, div(rounding_mode=), %, roll), inherited
+    numpy_interop.py      np.asarray(t), np.exp(t), NumPy scalars on the left, t as a list index, inherited
     composed.py     methods made of other methods (max(dim), var, repeat, ...)
     arguments.py    torch's argument forms (sizes, indices, masks) turned into one form
     promotion.py    the dtype rules where PyTorch's differ from NumPy's
     creation.py     the functions that make new tensors (zeros, randn, cat, ...)
 
 Longer than the ~400 lines of the other files, for a reason: the class holds
-about 170 of PyTorch's Tensor methods and operators, each a one- to three-line call;
-splitting one class over several files would mean patching it from outside (or
-mixins), which is harder to follow than one long list.
+about 170 of PyTorch's Tensor methods and operators, each a one- to three-line call.
+The methods added later for whole teaching programs (in-place forms, more arithmetic,
+the NumPy protocol) are plain classes in the three modules marked "inherited" above,
+which Tensor inherits: no patching from outside, and "go to definition" lands on them.
 """
 import math
 import numbers
 
 import numpy
 
-from . import arguments, autograd, backend, composed, in_place, promotion, return_types
+from . import absent, arguments, autograd, backend, composed, dtypes, in_place, promotion, return_types
 from . import functions as fn
 from .devices import device_named
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
+from .in_place_methods import InPlaceMethods
+from .numpy_interop import NumPyInterop
 from .sampling import multinomial_indices
+from .tensor_math import MathMethods
 
-class Tensor:
+class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     """A multi-dimensional array that records the operations applied to it.
 
     Tensor(data, requires_grad=False, dtype=None, device=None)
 
-    data: a nested list, NumPy/CuPy array or Tensor (copied).  Python floats
-    become the default dtype (float32 unless ``set_default_dtype`` changed it);
-    arrays keep their dtype unless ``dtype`` is given.  A single number is refused:
+    data: a nested list, NumPy/CuPy array or Tensor (copied).  A list becomes the default
+    dtype (float32 unless ``set_default_dtype`` changed it), whatever its numbers, as torch.Tensor's
+    does (``Tensor([0])`` is a float accumulator); arrays and tensors keep their dtype unless
+    ``dtype`` is given (minigrad.tensor infers it from a list).  A single number is refused:
     torch.Tensor(5) is a tensor of size 5, so use minigrad.tensor(5) for the
     value, minigrad.zeros(5) for the size.
     """
@@ -52,6 +61,8 @@ class Tensor:
                 f"uninitialised tensor of size 5, and torch.Tensor(2.5) is refused). Use minigrad.tensor({data!r}) "
                 f"for a 0-d tensor holding the value, or minigrad.zeros(5) / minigrad.empty(5) for a size"
             )
+        if dtype is None and not hasattr(data, "dtype"):
+            dtype = get_default_dtype()            # torch.Tensor([0]) is float32, not int64
         self._data = arguments.new_array(data, dtype, device)
         self.grad = None
         self.grad_fn = None
@@ -130,6 +141,13 @@ class Tensor:
     def T(self):
         return self.permute(*reversed(range(self.ndim)))
 
+    @property
+    def mT(self):
+        """The last two dimensions swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT: needs at least 2 dimensions, got shape {self.shape}")
+        return self.transpose(-2, -1)
+
     def size(self, dim=None):
         return self.shape if dim is None else self.shape[dim]
 
@@ -158,6 +176,12 @@ class Tensor:
         return "tensor(" + ", ".join([body] + extras) + ")"
 
     __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
+        an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
+        out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
+        return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
 
     # ------------------------------------------------------------------ conversion
     def numpy(self):
@@ -200,9 +224,12 @@ class Tensor:
     def cuda(self):
         return self.to("cuda")
 
-    def type(self, dtype):
-        """This tensor cast to ``dtype`` (differentiable between float dtypes)."""
-        dtype = numpy.dtype(dtype)
+    def type(self, dtype=None, non_blocking=False):
+        """This tensor cast to ``dtype`` (differentiable between float dtypes).  As in PyTorch, dtype may be
+        a legacy type (minigrad.FloatTensor, "torch.LongTensor"), and type() gives the type's name."""
+        if dtype is None:
+            return dtypes.type_name(self.dtype)
+        dtype = numpy.dtype(dtypes.dtype_of_type(dtype) or dtype)
         if dtype == self.dtype:
             return self
         if dtype.kind not in "fc":  # integers and booleans carry no gradient
@@ -292,11 +319,11 @@ class Tensor:
         """Every element set to ``value`` (a number, or a one-element tensor that then gets the gradient)."""
         return in_place.write(self, "fill_", fn.SetItem, Ellipsis, in_place.operand(self, value))
 
-    def copy_(self, source):
-        """Copy ``source`` (broadcast to self's shape, cast to self's dtype, moved to self's device) into self."""
-        if isinstance(source, Tensor) and source.device != self.device:
-            source = source.to(self.device)
-        return in_place.write(self, "copy_", fn.SetItem, Ellipsis, in_place.operand(self, source))
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast to self's shape, cast to self's dtype, moved to self's device) into self."""
+        if isinstance(src, Tensor) and src.device != self.device:
+            src = src.to(self.device)
+        return in_place.write(self, "copy_", fn.SetItem, Ellipsis, in_place.operand(self, src))
 
     def masked_fill_(self, mask, value):
         """``value`` where ``mask`` (bool, broadcastable to self) is True, in place."""
@@ -486,25 +513,33 @@ class Tensor:
         return fn.LogSoftmax.apply(self, dim)
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False):
+    # the reductions also take NumPy's names axis= and keepdims=, as torch does (arguments.numpy_aliases)
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("sum", dim, keepdim, axis, keepdims)
         return fn.Sum.apply(self, dim, keepdim)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("mean", dim, keepdim, axis, keepdims)
         return fn.Mean.apply(self, dim, keepdim)
 
-    def amax(self, dim=None, keepdim=False):
+    def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Largest values over ``dim``; ties share the gradient equally (as torch.amax)."""
+        dim, keepdim = arguments.numpy_aliases("amax", dim, keepdim, axis, keepdims)
         return fn.Max.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False):
-        """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), as in PyTorch."""
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), the
+        first index of the largest value, as in PyTorch."""
+        dim, keepdim = arguments.numpy_aliases("max", dim, keepdim, axis, keepdims)
         if dim is None:
             return fn.Max.apply(self, None, False)
         if isinstance(dim, Tensor):                                 # max(other): elementwise, as torch
             return self.maximum(dim)
         return return_types.max(*composed.values_and_indices(self, dim, keepdim, largest=True))
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The int64 index of the largest value (the first one at a tie, as PyTorch documents)."""
+        dim, keepdim = arguments.numpy_aliases("argmax", dim, keepdim, axis, keepdims)
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
     def any(self):
@@ -552,8 +587,9 @@ class Tensor:
         shape = tuple(o if s == -1 else s for s, o in zip(shape, own))
         return in_place.mark_view(self, fn.Expand.apply(self, shape))
 
-    def split(self, split_size_or_sections, dim=0):
-        return tuple(in_place.mark_view(self, piece) for piece in fn.Split.apply(self, split_size_or_sections, dim))
+    def split(self, split_size, dim=0):
+        """Pieces of split_size along dim (the last shorter), or of the sizes in a list split_size."""
+        return tuple(in_place.mark_view(self, piece) for piece in fn.Split.apply(self, split_size, dim))
 
     def chunk(self, chunks, dim=0):
         size = -(-self.shape[dim] // chunks)
@@ -578,7 +614,6 @@ class Tensor:
         return self - (other * alpha if alpha != 1 else other)
 
     mul = __mul__
-    div = __truediv__
     neg = __neg__
 
     def rsqrt(self):
@@ -655,34 +690,42 @@ class Tensor:
     def argsort(self, dim=-1, descending=False, *, stable=False):
         return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
-    def amin(self, dim=None, keepdim=False):
+    def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
         if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
             return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
                                                     keepdims=keepdim))
         return -fn.Max.apply(-self, dim, keepdim)
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
+        dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
         return composed.index_of_extreme(self, dim, keepdim, largest=False)
 
-    def min(self, dim=None, keepdim=False):
-        """min() -> the smallest value;  min(dim) -> (values, indices), the gradient to the index given."""
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
+        value (the gradient goes to it)."""
+        dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
         if dim is None:
             return self.amin()
         if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
             return self.minimum(dim)
         return return_types.min(*composed.values_and_indices(self, dim, keepdim, largest=False))
 
-    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
+        dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
         correction = (1 if unbiased else 0) if correction is None else correction
         return composed.variance(self, dim, keepdim, correction)
 
-    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("std", dim, keepdim, axis, keepdims)
         return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
 
-    def cumsum(self, dim):
+    def cumsum(self, dim=None, *, axis=None):
         """Running sums along dim: y_i = x_1 + ... + x_i."""
+        dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
         return fn.CumSum.apply(self, dim)
 
     def flip(self, *dims):
@@ -754,8 +797,8 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.kind == "f"
 
-    def type_as(self, other):
-        return self.type(other.dtype)
+    def type_as(self, tensor):
+        return self.type(tensor.dtype)
 
     def view_as(self, other):
         return self.reshape(other.shape)

@@ -1,11 +1,13 @@
 """Shared steps of the program-pattern tests (tests/test_program_*.py): the same model, written
 once against a library ``L`` (minigrad or torch), built in both, given torch's weights, and
-compared in float64 - outputs, every gradient, and the parameters after optimizer steps."""
+compared in float64 (or float32, with TOLERANCES) - outputs, every gradient, and the parameters after
+optimizer steps."""
 import numpy
 
 import minigrad
 
 TOLERANCE = 1e-10
+TOLERANCES = {"float64": 1e-10, "float32": 2e-5}
 
 
 def close(ours, theirs, what, tolerance=TOLERANCE):
@@ -17,17 +19,17 @@ def close(ours, theirs, what, tolerance=TOLERANCE):
         f"{what}: max abs difference {error:.3e}"
 
 
-def twins(build, torch, seed=0):
-    """(ours, theirs): build(L) in both libraries, torch's initial weights copied into ours."""
+def twins(build, torch, seed=0, dtype="float64"):
+    """(ours, theirs): build(L) in both libraries, in ``dtype``, torch's initial weights copied into ours."""
     torch.manual_seed(seed)
-    theirs = build(torch).double()
+    theirs = build(torch).to(getattr(torch, dtype))
     minigrad.manual_seed(seed)
-    ours = build(minigrad).double()
+    ours = build(minigrad).to(dtype=getattr(minigrad, dtype))
     ours.load_state_dict(theirs.state_dict())
     return ours, theirs
 
 
-def same_gradients(ours, theirs):
+def same_gradients(ours, theirs, tolerance=TOLERANCE):
     their_parameters = dict(theirs.named_parameters())
     names = [name for name, _ in ours.named_parameters()]
     assert names == list(their_parameters), "the two models name their parameters differently"
@@ -37,13 +39,15 @@ def same_gradients(ours, theirs):
             assert parameter.grad is None or not numpy.any(parameter.grad), f"{name}: gradient only in minigrad"
             continue
         assert parameter.grad is not None, f"{name}: no gradient in minigrad"
-        close(minigrad.backend.to_numpy(parameter.grad), their_grad, f"gradient of {name}")
+        assert str(parameter.grad.dtype) == str(their_grad.dtype).replace("torch.", ""), f"dtype of {name}'s gradient"
+        close(minigrad.backend.to_numpy(parameter.grad), their_grad, f"gradient of {name}", tolerance)
 
 
-def same_parameters(ours, theirs, when):
+def same_parameters(ours, theirs, when, tolerance=TOLERANCE):
     their_parameters = dict(theirs.named_parameters())
     for name, parameter in ours.named_parameters():
-        close(parameter, their_parameters[name], f"{name} {when}")
+        assert str(parameter.dtype) == str(their_parameters[name].dtype).replace("torch.", ""), f"dtype of {name}"
+        close(parameter, their_parameters[name], f"{name} {when}", tolerance)
 
 
 def train_side_by_side(ours, theirs, optimizers, loss_of, steps=3, clip=None):

@@ -25,12 +25,12 @@ Adding an op:
 """
 import contextlib
 
-from .arithmetic import Add, Div, Mul, Neg, Pow, Sub
+from .arithmetic import Add, Div, Mul, Neg, Pow, RoundedDiv, Sub
 from .attention import ScaledDotProductAttention
 from .attention_fast import FastScaledDotProductAttention
 from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
-from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Sigmoid, Sin, Tanh
+from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Sigmoid, Sign, Sin, Tanh
 from .embedding import Embedding
 from .gather import Gather, Scatter
 from .gelu import GELU
@@ -42,7 +42,7 @@ from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum
 from .rnn import GRUFunction, LSTMFunction, RNNFunction
 from .rnn_fast import FastGRUFunction, FastLSTMFunction, FastRNNFunction
-from .scan import CumSum, Flip
+from .scan import CumProd, CumSum, Flip, Roll
 from .selection import MaskedFill, Where
 from .shape import Cat, Expand, GetItem, Permute, Reshape, Split, Stack
 from .softmax import LogSoftmax, Softmax

@@ -118,3 +118,27 @@ class Pow(Function):
         if ctx.needs_input_grad[1]:
             dp = unbroadcast(dout * y * xp.log(a), _shape(p))            # dL/dy * y log(a)
         return da, dp
+
+
+class RoundedDiv(Function):
+    """y = a / b rounded toward zero ("trunc") or down ("floor"): torch.div(a, b, rounding_mode=).
+    A step function of a and b, so dy/da = dy/db = 0 (as PyTorch).  Integers stay integers."""
+
+    reads_input_values = False      # backward needs only the shapes
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        xp = backend.array_module(a, b)
+        ctx.shapes = (_shape(a), _shape(b))
+        quotient = xp.floor_divide(a, b)                                   # rounded down
+        if getattr(quotient, "dtype", None) is not None and quotient.dtype.kind not in "iu":
+            return xp.floor(a / b) if rounding_mode == "floor" else xp.trunc(a / b)
+        if rounding_mode == "trunc":             # integers: toward zero where the exact quotient is negative
+            quotient = quotient + ((quotient < 0) & (quotient * b != a))
+        return quotient
+
+    @staticmethod
+    def backward(ctx, dout):
+        xp = backend.array_module(dout)
+        return tuple(xp.zeros(shape, dtype=dout.dtype) if need else None
+                     for shape, need in zip(ctx.shapes, ctx.needs_input_grad)) + (None,)

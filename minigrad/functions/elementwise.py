@@ -201,3 +201,17 @@ class Minimum(Function):
         da = unbroadcast(dout * share_a, a.shape) if ctx.needs_input_grad[0] else None
         db = unbroadcast(dout * (1 - share_a), b.shape) if ctx.needs_input_grad[1] else None
         return da, db
+
+
+class Sign(Function):
+    """y = sign(x): -1, 0 or 1.   A step function: dy/dx = 0 (as PyTorch)."""
+
+    reads_input_values = False      # the gradient is zero whatever x was
+
+    @staticmethod
+    def forward(ctx, x):
+        return backend.array_module(x).sign(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (backend.array_module(dout).zeros_like(dout),)

@@ -7,8 +7,9 @@ from . import utils
 from .activation import GELU, Dropout, Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .attention import (AdditiveScore, BilinearScore, DotScore, HardAttention, MultiheadAttention,  # noqa: F401
                         from_torch_state_dict, to_torch_state_dict)
-from .container import ModuleDict, ModuleList, Sequential
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .container import ModuleDict, ModuleList, ParameterList, Sequential
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
+                   SmoothL1Loss)
 from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter

@@ -1,7 +1,7 @@
-"""Containers: Sequential, ModuleList and ModuleDict."""
+"""Containers: Sequential, ModuleList, ModuleDict and ParameterList."""
 from collections import OrderedDict
 
-from .module import Module
+from .module import Module, Parameter
 
 
 class Sequential(Module):
@@ -150,3 +150,44 @@ class ModuleDict(Module):
         module = self[key]
         del self[key]
         return module
+
+
+class ParameterList(Module):
+    """A list of Parameters that the owner's parameters() finds, named "0", "1", ... as in PyTorch.
+
+    A Tensor that is not a Parameter is made one (as torch does), so
+    ``nn.ParameterList([nn.Parameter(w) for w in ...])`` and ``nn.ParameterList(tensors)`` both work.
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._length = 0
+        if values is not None:
+            self.extend(values)
+
+    def append(self, value):
+        setattr(self, str(self._length), value if isinstance(value, Parameter) else Parameter(value))
+        self._length += 1
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ParameterList([getattr(self, str(i)) for i in range(self._length)[index]])
+        if not -self._length <= index < self._length:
+            raise IndexError(f"ParameterList index {index} out of range for {self._length} parameters")
+        return getattr(self, str(index % self._length))
+
+    def __setitem__(self, index, value):
+        self[index]                                     # IndexError if out of range
+        setattr(self, str(index % self._length), value if isinstance(value, Parameter) else Parameter(value))
+
+    def __len__(self):
+        return self._length
+
+    def __iter__(self):
+        return (getattr(self, str(i)) for i in range(self._length))

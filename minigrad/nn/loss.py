@@ -59,6 +59,28 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target), reduced."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), reduced."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
 class BCELoss(_Loss):
     """Binary cross entropy from probabilities in [0, 1] (use BCEWithLogitsLoss on logits)."""
 

@@ -6,10 +6,12 @@
     opt.step()
     opt.zero_grad()
 """
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
 from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, NoamLR, StepLR,
                            WarmupInverseSqrtLR)
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 from . import lr_scheduler

@@ -90,7 +90,7 @@ class BucketIterator:
             else:
                 labels = [self.labels[i] for i in indices]
                 if all(isinstance(y, (int, float)) for y in labels):
-                    labels = Tensor(labels, device=self.device)
+                    labels = Tensor._new_leaf(labels, device=self.device)      # ints stay int64
                 yield batch, labels
 
 

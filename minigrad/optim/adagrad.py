@@ -1,0 +1,34 @@
+"""Adagrad (Duchi, Hazan & Singer, 2011), as torch.optim.Adagrad computes it."""
+from .. import backend
+from .optimizer import Optimizer
+
+
+class Adagrad(Optimizer):
+    """Each coordinate's step shrinks with the sum of its squared gradients.  At step t (from 1):
+
+        g = g + weight_decay * p                     (L2 penalty)
+        lr_t = lr / (1 + (t - 1) * lr_decay)
+        s = s + g^2                                  (state "sum", from initial_accumulator_value)
+        p = p - lr_t * g / (sqrt(s) + eps)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
+        if lr < 0 or lr_decay < 0 or weight_decay < 0 or initial_accumulator_value < 0 or eps < 0:
+            raise ValueError(f"Adagrad: lr, lr_decay, weight_decay, initial_accumulator_value and eps must be "
+                             f">= 0, got {lr}, {lr_decay}, {weight_decay}, {initial_accumulator_value}, {eps}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps))
+
+    def step(self):
+        for group, p, state in self._params_with_grad():
+            if not state:
+                state["step"] = 0
+                state["sum"] = backend.array_module(p._data).full_like(p._data, group["initial_accumulator_value"])
+            state["step"] += 1
+            g = p.grad
+            if group["weight_decay"]:
+                g = g + group["weight_decay"] * p._data
+            lr_t = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+            s = state["sum"]                              # ours: updated in place
+            s += g * g
+            self._subtract(p, lr_t * g / (backend.array_module(s).sqrt(s) + group["eps"]))
