@@ -86,10 +86,11 @@ def scaled_operand(op, other, alpha):
     (old tutorials' ``p.data.add_(-lr, p.grad.data)``); the memoryview of ``p.grad.data`` refused."""
     if isinstance(other, (int, float)) and not isinstance(alpha, (int, float)):
         other, alpha = alpha, other                  # add_(Number alpha, Tensor other): deprecated in torch
-    if isinstance(other, memoryview):
+    if isinstance(other, memoryview) or type(other).__name__ == "MemoryPointer":   # NumPy's, CuPy's buffer
         raise TypeError(
-            f"{op}: got a memoryview. In minigrad p.grad is a NumPy array, so p.grad.data is NumPy's "
-            "memoryview of its buffer, not a Tensor: write p.grad where PyTorch code has p.grad.data"
+            f"{op}: got a {type(other).__name__}. In minigrad p.grad is an array (NumPy; CuPy on cuda), so "
+            "p.grad.data is the raw buffer of that array (a memoryview; CuPy's MemoryPointer), not a Tensor: "
+            "write p.grad where PyTorch code has p.grad.data"
         )
     return other if alpha == 1 else other * alpha
 
