@@ -11,6 +11,13 @@ from minigrad import nn
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def _on_the_host(monkeypatch):
+    """NumPy interop is the host's (PyTorch's is a CPU tensor's): minigrad's tensors here are on
+    "cpu" whatever MINIGRAD_DEVICE says; a device tensor's refusal is checked on its own below."""
+    monkeypatch.setenv("MINIGRAD_DEVICE", "cpu")
+
+
 def _operands(L):
     return L.ones(3) * 0.5, L.tensor([1, 2, 3]), L.tensor([True, False, True])
 
@@ -88,11 +95,11 @@ def test_numpy_scalar_on_the_left_of_a_layer_gives_a_tensor():
 
 def test_asarray_shares_memory_and_refuses_what_torch_refuses(device):
     for L in (minigrad, torch):
-        t = L.tensor([1.0, 2.0])
+        t = L.tensor([1.0, 2.0], device="cpu")
         array = np.asarray(t)
         array[0] = 5.0                                 # a view of the tensor's storage, as in torch
         assert float(t[0]) == 5.0 and array.dtype == np.float32
-        w = L.tensor([1.0, 2.0], requires_grad=True)
+        w = L.tensor([1.0, 2.0], requires_grad=True, device="cpu")
         with pytest.raises(RuntimeError, match=r"requires grad.*detach\(\)\.numpy\(\)"):
             np.asarray(w)
         with pytest.raises(RuntimeError, match="requires grad"):

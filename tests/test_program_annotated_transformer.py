@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import minigrad
+from minigrad.backend import to_numpy
 from program_parity import TOLERANCES, close, same_gradients, twins
 
 torch = pytest.importorskip("torch")
@@ -277,7 +278,7 @@ def noise_driven(ours, theirs, dtype, so_far):
     scale = max(float(p.grad.abs().max()) for p in theirs.parameters())
     mine = dict(ours.named_parameters())
     for name, p in theirs.named_parameters():
-        g, h = p.grad.numpy(), mine[name].grad
+        g, h = p.grad.numpy(), to_numpy(mine[name].grad)
         flat = (np.maximum(np.abs(g), np.abs(h)) <= NOISE[dtype] * scale) & ((g != 0) | (h != 0))
         so_far[name] = flat if name not in so_far else so_far[name] | flat
     return so_far
