@@ -69,14 +69,15 @@ from minigrad import functional as F
 from minigrad import lesson, metrics, nn, optim
 from minigrad.text import PAD_IDX, BucketIterator, Vocab, pad_batch, word_tokenize
 
-run = lesson.setup("06_sentiment")
-plt = run.pyplot()
 parser = argparse.ArgumentParser(add_help=False)
 parser.add_argument("--glove", default=None, help="a GloVe-style text file of word vectors")
 parser.add_argument("--imdb", nargs="?", const="download", default=None,
                     help="train on IMDB too: the downloaded copy, or an aclImdb folder (train/pos, train/neg, test/...)")
 parser.add_argument("--names", default=None, help="comma-separated surnames to classify by language")
-options, _ = parser.parse_known_args()
+notebook = lesson.in_notebook()                    # a kernel's command line is not the learner's
+options, lesson_argv = parser.parse_known_args([] if notebook else None)   # the rest are setup's options
+run = lesson.setup("06_sentiment", argv=None if notebook else lesson_argv)
+plt = run.pyplot()
 
 # %% [markdown]
 # ## 1. The data: short reviews whose label depends on order and negation
