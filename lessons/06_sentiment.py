@@ -358,8 +358,9 @@ if plt:
 # where its names go.  The confusions are the ones a person would make:
 # Scottish, Irish and English share spelling; Spanish, Portuguese and
 # Italian share endings ("-ez", "-es", "-o"); Chinese, Korean and Vietnamese
-# share short syllables.  Small languages suffer most: with 57 training
-# Vietnamese names against 7,473 Russian ones, the loss barely notices them.
+# share short syllables; and every language leaks into the two big ones,
+# English and Russian.  Small languages suffer most: with 57 training
+# Vietnamese names against 7,474 Russian ones, the loss barely notices them.
 #
 # Now type your own names: `--names "Hinton,Nakamura,Schmidhuber"` (in a
 # notebook, edit `my_names` below).  The model gives a probability per
