@@ -107,8 +107,10 @@ def test_good_archive_is_checked_unpacked_and_not_fetched_twice(server, register
     assert (tmp_path / "fixture" / "fixture.tar.gz").read_bytes() == GOOD
     assert not list((tmp_path / "fixture").glob("*.part")) and not list((tmp_path / "fixture").glob(".unpack-*"))
     assert "fixture: fixture.tar.gz  [" in capsys.readouterr().err
-    assert data.download("fixture", root=tmp_path) == folder                 # cached: no second request
+    (tmp_path / "fixture" / "corpus" / "test.txt").write_bytes(b"edited")
+    assert data.download("fixture", root=tmp_path) == folder                 # cached: no second request,
     assert Handler.ranges == [("good", None)]
+    assert (tmp_path / "fixture" / "corpus" / "test.txt").read_bytes() == b"edited"   # and no second unpack
 
 
 def test_progress_bar_reaches_the_total(server, register, tmp_path, capsys):
