@@ -164,15 +164,19 @@ run.check(test_bits < unigram_bits - margin, f"the GRU's {test_bits:.2f} bits pe
 #
 # We feed a prompt, then let `decoding.sample` draw one character at a time,
 # each fed back as the next input (no teacher here: the model reads its own
-# output).  The same seed for every temperature, so only τ differs.  We
+# output).  Before the prompt the model reads one speech of the held-out
+# text, to warm up its state: in training the state almost never starts
+# from zeros (it is carried from chunk to chunk), and samples from a cold
+# state begin with a line of garbage ("SRGLzER").  The same seed for every temperature, so only τ differs.  We
 # measure each sample's character entropy (bits per character of its own
 # character counts), how many distinct characters it uses, and how much it
 # looks like a play: speaker lines ("ROMEO:" alone on a line) per sample,
 # and the share of its words that occur somewhere in the training text.
 
 # %%
+primer = test_text[:test_text.index("\n\n", 100) + 2]      # one held-out speech, to warm up the state
 prompt = "ROMEO:\n"
-prompt_ids = minigrad.tensor([vocab.encode(prompt)] * 4, device=run.device)     # 4 samples per setting
+prompt_ids = minigrad.tensor([vocab.encode(primer + prompt)] * 4, device=run.device)     # 4 samples per setting
 length = run.size(120, 300)
 
 
