@@ -335,7 +335,7 @@ run.table([{"language": language, "test names": int(confusion[i].sum()), "accura
             "most often mistaken for": LANGUAGES[int(np.argmax(np.where(np.arange(len(LANGUAGES)) == i, -1,
                                                                          confusion[i])))]}
            for i, language in enumerate(LANGUAGES)], "Accuracy per language")
-name_margin = run.size(0.05, 0.2)
+name_margin = run.size(0.1, 0.2)
 run.check(name_accuracy > majority_accuracy + name_margin,
           f"the GRU ({name_accuracy:.3f}) beats the majority class ({majority_accuracy:.3f}) by over {name_margin}")
 if not run.quick:
