@@ -473,10 +473,11 @@ run.table([{"French": " ".join(fr_test[i]), "greedy": " ".join(fr_greedy[i]), "b
 # question of six tokens or more.  Two habits show.  The first English word
 # ("i", "that", "can") mostly looks at the final "." or "?": with a
 # left-to-right encoder, the last state is the one that has read the whole
-# sentence, so it says what kind of sentence this is.  Later words find
-# their counterparts: "not" looks at "pas", "a" at "un", a noun at a noun,
-# even when the translation is wrong.  (A bidirectional encoder, as in
-# Bahdanau et al., gives every position the whole sentence.)
+# sentence, so it says what kind of sentence this is.  Later words mostly
+# look at the French word they stand for, "not" at "pas", and a wrong
+# word at the French word it mistranslates ("safer" at "tabou").  (A
+# bidirectional encoder, as in Bahdanau et al., gives every position the
+# whole sentence.)
 
 # %%
 def attention_map(model, sentence):
