@@ -72,7 +72,7 @@ from minigrad.text import PAD_IDX, BucketIterator, Vocab, pad_batch, word_tokeni
 parser = argparse.ArgumentParser(add_help=False)
 parser.add_argument("--glove", default=None, help="a GloVe-style text file of word vectors")
 parser.add_argument("--imdb", nargs="?", const="download", default=None,
-                    help="train on IMDB too: the downloaded copy, or an aclImdb folder (train/pos, train/neg, test/...)")
+                    help="train on IMDB too: the downloaded copy, or an aclImdb folder (train/pos, ...)")
 parser.add_argument("--names", default=None, help="comma-separated surnames to classify by language")
 notebook = lesson.in_notebook()                    # a kernel's command line is not the learner's
 options, lesson_argv = parser.parse_known_args([] if notebook else None)   # the rest are setup's options

@@ -352,7 +352,8 @@ def words(sentence):
     return word_tokenize(sentence.replace("\u202f", " ").replace("\xa0", " ").replace("’", "'"))
 
 
-fr_en = {split: [(words(french), words(english)) for english, french in minigrad.data.translation_pairs("eng-fra", split)]
+fr_en = {split: [(words(french), words(english))
+                 for english, french in minigrad.data.translation_pairs("eng-fra", split)]
          for split in ("train", "test")}
 fr_train = fr_en["train"][::run.size(4, 1)]                         # quick mode: a quarter of the pairs
 references = {}                                                     # French sentence -> its English translations
@@ -438,7 +439,8 @@ attentive = fr_result["GRU + dot attention"]
 best_baseline = max(r["BLEU-4"] for r in fr_rows[:2])
 fr_margin = run.size(0.08, 0.12)
 run.check(attentive["BLEU-4"] > best_baseline + fr_margin,
-          f"attention's BLEU-4 {attentive['BLEU-4']:.3f} beats both baselines (best {best_baseline:.3f}) by over {fr_margin}")
+          f"attention's BLEU-4 {attentive['BLEU-4']:.3f} beats both baselines (best {best_baseline:.3f}) "
+          f"by over {fr_margin}")
 if not run.quick:
     bottleneck = fr_result["GRU bottleneck"]
     run.check(attentive["BLEU-4"] > bottleneck["BLEU-4"] + 0.02, f"attention beats the bottleneck on real sentences "

@@ -275,7 +275,8 @@ if options.data == "imdb" and run.quick:
 elif options.data == "imdb":                              # expectations, not measured here (see the top)
     run.check(transformer["val accuracy"] > majority + 0.15,
               f"on IMDB the Transformer ({transformer['val accuracy']:.3f}) beats the majority class by over 0.15")
-    run.check(lstm["val accuracy"] > majority, f"on IMDB the LSTM ({lstm['val accuracy']:.3f}) beats the majority class")
+    run.check(lstm["val accuracy"] > majority,
+              f"on IMDB the LSTM ({lstm['val accuracy']:.3f}) beats the majority class")
 else:
     margin = run.size(0.1, 0.2)
     run.check(transformer["val accuracy"] > majority + margin,
