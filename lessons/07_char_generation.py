@@ -31,10 +31,12 @@
 #
 # **Sizes and time.**  Full mode trains a GRU of 256 units for 800 updates of
 # 64 rows of 64 characters (3.3 million characters, about 3 passes over the
-# plays): about 1.5 minutes on a laptop CPU.  That is enough for play-shaped
-# samples at about 2.2 bits per character; char-rnn's 3-layer LSTMs reach
-# about 1.9 after hours.  Quick mode reads an eighth of the text with a
-# smaller model for a few seconds: its samples are still gibberish.
+# plays): about 75 s of CPU time on the course's 2-core development
+# machine, so a minute or two on a laptop.  That is enough for play-shaped
+# samples at 2.3-2.5 bits per character on the test text; bigger and
+# deeper models trained for longer go lower.  Quick mode reads an eighth
+# of the text with a smaller model for a few seconds: its samples are
+# still gibberish.
 #
 # **Read the code.**  The language model: `minigrad/models/rnn.py`
 # (`RNNLanguageModel`); the GRU step: `minigrad/functions/rnn_steps.py`;
