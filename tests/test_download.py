@@ -67,6 +67,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         requested = self.headers.get("Range")
         Handler.ranges.append((name, requested))
         start = int(requested[len("bytes="):-1]) if requested and name != "no-range" else 0
+        if start >= len(body):                                  # nothing left to send
+            self.send_error(416)
+            return
         self.send_response(206 if start else 200)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
@@ -263,3 +266,13 @@ def test_multi30k_reads_the_downloaded_folder(tmp_path):
     assert len(data.translation_pairs("multi30k", root=folder)) == 6
     with pytest.raises(FileNotFoundError, match="multi30k is not downloaded"):
         data.translation_pairs("multi30k", "train", root=tmp_path / "nowhere")
+
+
+def test_a_complete_part_left_before_the_rename_is_used(server, register, tmp_path):
+    (tmp_path / "fixture").mkdir()
+    (tmp_path / "fixture" / "fixture.tar.gz.part").write_bytes(GOOD)      # the rename never happened
+    register([f"{server}/good"], sha(GOOD))
+    Handler.ranges.clear()
+    data.download("fixture", root=tmp_path, progress=False)
+    assert Handler.ranges == [("good", f"bytes={len(GOOD)}-")]             # answered 416: nothing left
+    assert (tmp_path / "fixture" / "fixture.tar.gz").read_bytes() == GOOD

@@ -155,8 +155,10 @@ def _fetch_url(url, part, remote, progress, label):
     try:
         response = urllib.request.urlopen(request, timeout=30)
     except urllib.error.HTTPError as error:
-        if error.code == 416 and have:                    # the range is past the end: start again
-            os.remove(part)
+        if error.code == 416 and have:                    # nothing after what we have:
+            if sha256_file(part) == remote.sha256:        # complete already (stopped before the rename),
+                return
+            os.remove(part)                               # or longer than the file: start again
             return _fetch_url(url, part, remote, progress, label)
         raise _Unreachable(f"HTTP {error.code} {error.reason}") from None
     except (urllib.error.URLError, OSError) as error:
@@ -179,9 +181,9 @@ def _fetch_url(url, part, remote, progress, label):
                     if bar:
                         bar.update(done)
             except (OSError, http.client.HTTPException) as error:    # the connection dropped
-                raise DownloadError(f"the download of {url} was interrupted after {done:,} of "
-                                    f"{total or '?':,} bytes ({error!r}); call download again to resume "
-                                    f"from {part}") from None
+                of = f" of {total:,}" if total else ""
+                raise DownloadError(f"the download of {url} was interrupted after {done:,}{of} bytes "
+                                    f"({error!r}); call download again to resume from {part}") from None
             finally:
                 file.flush()
                 os.fsync(file.fileno())
