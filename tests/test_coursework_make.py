@@ -92,7 +92,8 @@ def test_make_is_deterministic_and_leaves_no_solution(assignment, tmp_path):
     second = make_assignment(assignment.path, tmp_path / "two")
     names = sorted(os.path.basename(p) for p in first)
     assert names == sorted(os.path.basename(p) for p in second)
-    assert names == sorted([assignment.module, "README.md", f"test_{assignment.name}.py"])
+    trainers = sorted(n for n in os.listdir(assignment.path) if n.startswith("train_") and n.endswith(".py"))
+    assert names == sorted([assignment.module, "README.md", f"test_{assignment.name}.py"] + trainers)
     for name in names:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     with open(assignment.reference, encoding="utf-8") as f:
