@@ -13,7 +13,7 @@ from .hints import problems as hint_problems
 
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
-ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
+ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description", "answer_modules"}
 CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
                 "cases", "points", "forward_points", "backward_points", "hints", "forward_hints", "hint", "atol", "rtol",
                 "forward_atol", "forward_rtol"}
@@ -45,6 +45,9 @@ def validate(spec, filename, folder):
     if need(isinstance(module, str) and module.endswith(".py"), "module", f"the student's file, e.g. \"rnn.py\", "
             f"got {module!r}"):
         need(os.path.isfile(os.path.join(folder, module)), "module", f"no file {module} (the reference) next to it")
+    answers = spec.get("answer_modules", [])
+    need(isinstance(answers, list) and all(isinstance(a, str) and a.startswith("minigrad.") for a in answers),
+         "answer_modules", f"a list of minigrad modules that implement the answer, got {answers!r}")
     checks = spec.get("checks")
     if not need(isinstance(checks, list) and checks, "checks", "a non-empty list of checks"):
         raise SpecError("\n".join(problems))

@@ -88,7 +88,7 @@ def run(root="/autograder"):
     from .assignment import find_submission
     from .grader import Grader
     from .report import gradescope, write_atomic
-    from .similarity import reference_flags
+    from .similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
@@ -97,11 +97,9 @@ def run(root="/autograder"):
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
             folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
-            try:   # read before the submission runs: its code could rewrite its own file
-                with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
-                    flags = reference_flags(f.read(), grader.assignment)
-            except OSError:   # no file: the checks say so
-                flags = []
+            # read before the submission runs (its code could rewrite its files): every .py file of it
+            sources = submission_sources(folder)
+            flags = reference_flags(sources, grader.assignment) if sources else []
             results = grader.grade(os.path.join(root, "submission"))
         data = gradescope(results, flags)
     except Exception as error:   # the grader's own failure: say so, instead of an empty page

@@ -2,7 +2,7 @@
 
     minigrad grade submissions/ --assignment rnn --out grades/ [-j 2] [--regrade] [--only CHECK ...]
 
-    grades/gradebook.csv          student, each check's points, total, max, flags
+    grades/gradebook.csv          student, status, each check's points, total, max, isolation, flags
     grades/similarity.csv         every pair of students, most similar first (flags, not scores)
     grades/grading.json           the assignment, the seed and minigrad's version: how to reproduce the run
     grades/students/NAME/report.txt      what ``minigrad check`` prints
@@ -13,9 +13,15 @@ Before any student's code runs, every submission is copied into a private
 folder: a student's code never sees the class's folder, and whatever it does
 cannot change what is graded for a classmate.  Each student is graded by
 ``Grader.grade`` in workers of its own; a student whose code crashes, hangs or
-attacks gets that as their own failure, and the run goes on.  A student
-already graded (grade.json exists) is skipped unless ``regrade``; the seed is
-then read back from grading.json, so a resumed run grades everyone alike.
+attacks gets that as their own failure, and the run goes on.
+
+A grade is only ever the student's: when the grader's side fails (no space
+left, a worker killed from outside, a lost supervisor, any error of the
+grader's own), the student is "not graded", with the reason, in
+gradebook.csv and grade.json, never 0; the run's closing line counts them and
+the command exits non-zero.  A resumed run grades again every student not
+graded, and skips those graded (grade.json with a grade) unless ``regrade``;
+the seed is then read back from grading.json, so everyone is graded alike.
 Every file is written whole (temporary file, then rename), reports last.
 """
 import csv
@@ -33,7 +39,17 @@ from .autograder import minigrad_version
 from .grader import Grader
 from .make import student_version
 from .report import gradescope, table, write_atomic
-from .sandbox import Limits, _copy_submission
+from .sandbox import Limits, NotGraded, _copy_submission
+
+NOT_GRADED = "not graded"
+
+
+class Gradebook(list):
+    """The gradebook's rows (dicts), and ``counts``: {"graded", "skipped", "not graded"} of this run."""
+
+    def __init__(self, rows, counts):
+        super().__init__(rows)
+        self.counts = counts
 
 
 def students_in(folder):
@@ -45,14 +61,6 @@ def students_in(folder):
 def _inside(path, folder):
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder + os.sep)
-
-
-def _source(folder, module):
-    try:
-        with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def _seed(out, seed, assignment, regrade):
@@ -88,22 +96,25 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     write_atomic(os.path.join(out, "grading.json"), json.dumps(
         {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
          "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
-    todo = [n for n in names if regrade or not os.path.exists(os.path.join(out, "students", n, "grade.json"))]
+    todo = [n for n in names if regrade or not _graded(out, n)]
     snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
     done = [len(names) - len(todo)]
+    counts = {"graded": 0, "skipped": len(names) - len(todo), NOT_GRADED: 0}
     lock = threading.Lock()
 
     def one(name):
         folder = os.path.join(snapshot, name)
         try:
             results = grader.grade(folder)
-        except Exception as error:   # whatever a submission made go wrong: this student's failure only
-            results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
-                                             f"submission: {error}"), "status": "crashed"}, {})
-                       for check in grader.checks]
-        flags = similarity.reference_flags(sources[name], assignment)
-        _write_student(out, name, results, flags, grader.seed)
+            flags = similarity.reference_flags(sources[name], assignment)
+            _write_student(out, name, results, flags, grader.seed, grader.isolation)
+            outcome = "graded"
+        except Exception as error:   # the grader's side (NotGraded, a full disk, ...): never a grade
+            reason = str(error) if isinstance(error, NotGraded) else f"{type(error).__name__}: {error}"
+            _write_not_graded(out, name, reason, grader.seed)
+            outcome = NOT_GRADED
         with lock:
+            counts[outcome] += 1
             done[0] += 1
             if progress is not None:
                 progress.write(f"\r[{done[0]:>{len(str(len(names)))}}/{len(names)}] {name[:40]:<40}")
@@ -115,7 +126,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         for name in names:   # copied before any student's code runs
             _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
         # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
-        sources = {name: _source(os.path.join(snapshot, name), assignment.module) for name in names}
+        sources = {name: similarity.submission_sources(os.path.join(snapshot, name)) for name in names}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
@@ -127,37 +138,70 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     _write_similarity(out, pairs, progress)
     rows = _rows(out, names, grader.checks)
     _write_gradebook(out, rows, grader.checks)
-    return rows
+    return Gradebook(rows, counts)
 
 
-def _write_student(out, name, results, flags, seed):
+def _record(out, name):
+    """A student's grade.json read back, or None."""
+    try:
+        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _graded(out, name):
+    record = _record(out, name)
+    return record is not None and record.get("status") != NOT_GRADED
+
+
+def _write_not_graded(out, name, reason, seed):
+    """Mark a student not graded (the reason for the instructor); a resumed run grades them again."""
+    try:
+        folder = os.path.join(out, "students", name)
+        os.makedirs(folder, exist_ok=True)
+        for stale in ("results.json", "report.txt"):   # a report of an earlier run is not this run's
+            if os.path.exists(os.path.join(folder, stale)):
+                os.unlink(os.path.join(folder, stale))
+        write_atomic(os.path.join(folder, "grade.json"), json.dumps(
+            {"student": name, "seed": seed, "status": NOT_GRADED, "reason": reason}, indent=2) + "\n")
+    except OSError:   # the disk that failed the grading may fail this too: no grade.json is "not graded" too
+        pass
+
+
+def _write_student(out, name, results, flags, seed, isolation):
     folder = os.path.join(out, "students", name)
     os.makedirs(folder, exist_ok=True)
     write_atomic(os.path.join(folder, "results.json"), json.dumps(gradescope(results), indent=2) + "\n")
     write_atomic(os.path.join(folder, "report.txt"), table(results, flags) + "\n")
     write_atomic(os.path.join(folder, "grade.json"), json.dumps(
-        {"student": name, "seed": seed, "results": results, "flags": flags}, indent=2) + "\n")   # last: "graded"
+        {"student": name, "seed": seed, "status": "graded", "isolation": isolation, "results": results,
+         "flags": flags}, indent=2) + "\n")   # last: "graded"
 
 
 def _rows(out, names, checks):
     rows = []
     for name in names:
-        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
-            graded = json.load(f)
-        scores = {r["name"]: r["score"] for r in graded["results"]}
-        row = {"student": name}
-        row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
-        row["total"] = sum(scores.get(c["name"], 0) for c in checks)
-        row["max"] = sum(c.get("points", 1) for c in checks)
-        row["flags"] = "; ".join(graded.get("flags", []))
+        graded = _record(out, name) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
+        row = {"student": name, "max": sum(c.get("points", 1) for c in checks)}
+        if graded.get("status") == NOT_GRADED:
+            row.update({"status": f"{NOT_GRADED}: {graded['reason']}", "total": "", "isolation": "", "flags": ""})
+            row.update({c["name"]: "" for c in checks})
+        else:
+            scores = {r["name"]: r["score"] for r in graded["results"]}
+            row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
+            row["status"] = "graded"
+            row["total"] = sum(scores.get(c["name"], 0) for c in checks)
+            row["isolation"] = graded.get("isolation") or ""
+            row["flags"] = "; ".join(graded.get("flags", []))
         rows.append(row)
     return rows
 
 
 def _write_gradebook(out, rows, checks):
     text = io.StringIO()
-    writer = csv.DictWriter(text, ["student"] + [c["name"] for c in checks] + ["total", "max", "flags"],
-                            lineterminator="\n")
+    writer = csv.DictWriter(text, ["student", "status"] + [c["name"] for c in checks] +
+                            ["total", "max", "isolation", "flags"], lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})

@@ -33,7 +33,7 @@ from .assignment import find_submission, load_assignment
 from .cases import Reference, arguments, grading_seed, objective, uses
 from .diagnostics import compare, diagnose_gradient, dtype_problem
 from .hints import hints_for
-from .sandbox import Limits, Worker, WorkerFailed
+from .sandbox import Limits, NotGraded, Worker, WorkerFailed, isolation
 
 def _largest_error(name, analytic, numeric, atol):
     """(max relative error, where) over the elements larger than atol: a 1e-12 next to a 0 is not an error of 1."""
@@ -70,6 +70,8 @@ class Grader:
         self.checks = [c for c in self.assignment.checks if only is None or c["name"] in only]
         self.uses = uses(self.assignment)
         self.reference = Reference(self.assignment, self.seed)
+        self.answers = self.assignment.spec.get("answer_modules", [])
+        self.isolation = None   # the isolation the last submission was graded under (sandbox.ISOLATION)
 
     def close(self):
         self.reference.close()
@@ -83,11 +85,23 @@ class Grader:
     # ------------------------------------------------------------------ one submission
 
     def grade(self, submission):
-        """One result dict per check (see ``result``); the submission is a folder or its file."""
+        """One result dict per check (see ``result``); the submission is a folder or its file.
+
+        Raises NotGraded when the grader's side fails (no space, a worker killed from outside, a lost
+        supervisor, any error of the grader's own): that is never the student's grade."""
+        try:
+            return self._grade(submission)
+        except NotGraded:
+            raise
+        except Exception as error:   # a student's failure is a result; anything else is the grader's side
+            raise NotGraded(f"the grader failed ({type(error).__name__}: {error})") from error
+
+    def _grade(self, submission):
         folder, module = find_submission(submission, self.assignment)
         for check in self.checks:
             self.reference.prepare(check)
         outcomes, worker, stopped = {}, None, None
+        self.isolation = isolation()[0]
         try:
             for check in self.checks:
                 if stopped is not None:
@@ -96,17 +110,13 @@ class Grader:
                 if worker is None or worker.closed:
                     try:
                         worker = Worker(folder, module, self.limits, hide=self.hide + [folder],
-                                        python_only=not os.path.isdir(submission))
+                                        python_only=not os.path.isdir(submission), answers=self.answers)
                     except WorkerFailed as failure:
                         stopped = {"forward": (False, "your file could not be imported: " + failure.reason),
                                    "status": "import"}
                         outcomes[check["name"]] = stopped
                         continue
-                outcome = self.run_check(worker, check)
-                if outcome.get("status") == "supervisor":   # it killed its supervisor: grading stops there
-                    reason = outcome.get("backward", outcome["forward"])[1]
-                    stopped = {"forward": (False, reason), "status": "supervisor"}
-                outcomes[check["name"]] = outcome
+                outcomes[check["name"]] = self.run_check(worker, check)
         finally:
             if worker is not None:
                 worker.close()
