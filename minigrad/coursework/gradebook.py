@@ -28,6 +28,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -56,6 +57,37 @@ def students_in(folder):
     """The student folders of ``folder``: every sub-folder not starting with "." or "_", sorted."""
     return sorted(name for name in os.listdir(folder)
                   if os.path.isdir(os.path.join(folder, name)) and not name.startswith((".", "_")))
+
+
+# A learning-management system's "download all submissions", as one flat folder of renamed files:
+LMS_NAMES = (
+    ("Moodle", re.compile(r"^(?P<student>.+?)_\d+_assignsubmission_file_(?P<file>.+)$")),   # Ann Lee_123_assign..._rnn.py
+    ("Canvas", re.compile(r"^(?P<student>[^_]+)(?:_LATE)?(?:_\d+)+_(?P<file>.+?)(?:-\d+)?(?P<ext>\.py)$")),  # ann_12_34_rnn-1.py
+)
+LMS_LAYOUT = ("one folder per student (submissions/alice/rnn.py; Gradescope's export is laid out so), or a flat "
+              "folder of files as Canvas (alice_123_456_rnn.py, alice_LATE_123_456_rnn.py, resubmissions "
+              "rnn-1.py) or Moodle (Alice Lee_123_assignsubmission_file_rnn.py) export them")
+
+
+def lms_export(folder, module):
+    """{student: {file name: path}} of a flat LMS export (see LMS_NAMES); raises ValueError, saying the layout
+    expected, when ``folder`` holds files that are not one, or no student's ``module``."""
+    files = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)) and n.endswith(".py"))
+    students, strangers = {}, []
+    for name in files:
+        for _, pattern in LMS_NAMES:
+            match = pattern.match(name)
+            if match:
+                original = match.group("file") + (match.groupdict().get("ext") or "")
+                students.setdefault(match.group("student"), {})[original] = os.path.join(folder, name)
+                break
+        else:
+            strangers.append(name)
+    if strangers or not any(module in found for found in students.values()):
+        what = (f"files not named <student>_<numbers>_<file>.py: {', '.join(strangers[:5])}" if strangers
+                else f"no student's {module}" if files else "no student folder and no .py file")
+        raise ValueError(f"{folder}: {what}.  minigrad grade reads {LMS_LAYOUT}")
+    return students
 
 
 def _inside(path, folder):
@@ -89,6 +121,8 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     if _inside(out, submissions) or _inside(submissions, out):
         raise ValueError(f"--out {out} must be outside the submissions folder {submissions} (and not hold it)")
     names = students_in(submissions)
+    flat = None if names else lms_export(submissions, assignment.module)   # {student: {file: path}}
+    names = names or sorted(flat)
     os.makedirs(out, exist_ok=True)
     seed = _seed(out, seed, assignment, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
@@ -124,7 +158,12 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         for check in grader.checks:   # the reference first: its failure is the instructor's, not a student's
             grader.reference.prepare(check)
         for name in names:   # copied before any student's code runs
-            _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+            if flat is None:
+                _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+                continue
+            os.makedirs(os.path.join(snapshot, name))
+            for original, path in flat[name].items():
+                shutil.copyfile(path, os.path.join(snapshot, name, original))
         # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
         sources = {name: similarity.submission_sources(os.path.join(snapshot, name)) for name in names}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

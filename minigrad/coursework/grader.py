@@ -252,6 +252,7 @@ class Grader:
         elif not forward_ok and backward_points and outcome.get("status") != "import":
             message += "\n(the backward was not judged: it is checked against a right forward only)"
         failed_part = "forward" if not forward_ok else ("backward" if backward_ok is False else None)
+        implemented = "not implemented yet" not in message
         if failed_part:
             causes = [other for other in self.uses.get(check["name"], [])
                       if other in outcomes and self._failed(outcomes[other], failed_part)]
@@ -259,7 +260,6 @@ class Grader:
                 message = (f"not judged on its own: it uses the functions of {', '.join(causes)}, whose "
                            f"{failed_part} fails (reported there, once). Fix {causes[0]} first.")
         error, worst = outcome.get("error", (None, ""))
-        implemented = "not implemented yet" not in message
         result = {
             "name": check["name"], "passed": bool(forward_ok and backward_ok),
             "forward": forward_ok, "backward": backward_ok,
@@ -272,7 +272,9 @@ class Grader:
         result["score"] = result["forward_score"] + result["backward_score"]
         dtype = "but float64 is expected" in message or "expected float64" in message
         # a dtype failure is not what the hints are about: they would send the student looking elsewhere
-        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"], failed_part)
+        ran = outcome.get("status") != "import"   # until the code imports and runs a check: the first hint only
+        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"] if ran
+                                                     else "not implemented", failed_part)
         result["hint"] = "\n".join(result["hints"])
         return result
 

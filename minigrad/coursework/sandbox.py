@@ -251,8 +251,9 @@ class Worker:
         self.log = os.path.join(self.private, "output.txt")
         own = sum(1 for _, _, uid in processes().values() if uid == os.getuid()) if self.uid is None else 0
         mode = self.isolation
-        hide = self.hide + ([self.private, tempfile.gettempdir(), os.path.expanduser("~")]
-                            if mode in ("namespaces", "user-namespaces") else [])
+        answer_files = [os.path.join(LIBRARY, *name.split(".")) + ".py" for name in self.answers]
+        hide = self.hide + answer_files + ([self.private, tempfile.gettempdir(), os.path.expanduser("~")]
+                                           if mode in ("namespaces", "user-namespaces") else [])
         config = {"module": module, "library": LIBRARY, "uid": self.uid, "gid": self.uid, "isolation": mode,
                   "path": [p for p in sys.path if p and os.path.isabs(p)], "memory_mb": self.limits.memory_mb,
                   "cpu_s": self.limits.cpu_s, "output_mb": self.limits.output_mb, "scratch_mb": self.limits.scratch_mb,

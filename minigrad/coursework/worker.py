@@ -74,6 +74,28 @@ class NoCoursework:
         return None
 
 
+def answer_stubs(library, names):
+    """Stand-ins for the library modules that implement the assignment's answer (checks.json "answer_modules"),
+    put in sys.modules before minigrad is imported: the library imports them, the student's code reaches only
+    names that raise.  Their top-level names are read from the source, which is never run here."""
+    import ast
+    import types
+    for name in names:
+        path = os.path.join(library, *name.split(".")) + ".py"
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        stub = types.ModuleType(name, f"{name} implements this assignment's answer: not available while grading")
+        defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        defined += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+
+        def unavailable(*args, _name=name, **kwargs):
+            raise ImportError(f"{_name} implements this assignment's answer: it cannot be used while grading "
+                              "(write the function yourself)")
+        for attribute in defined:
+            setattr(stub, attribute, unavailable)
+        sys.modules[name] = stub
+
+
 def set_limits(config):
     """Memory (on top of what is in use now), CPU seconds, output file size, processes; no core files."""
     import resource
@@ -354,6 +376,7 @@ def main(config):
     protocol, isolation = _load("protocol"), _load("isolation")
     import numpy  # the grader's arrays arrive as NumPy arrays
     sys.path.insert(0, config["library"])   # the grader's own minigrad, whatever is installed
+    answer_stubs(config["library"], config.get("answers", []))
     import minigrad  # the library: checks of kind "function" and "autograd" use it
     for name in PRELOAD:
         __import__(name)
@@ -393,7 +416,9 @@ def main(config):
     path = os.path.join(os.getcwd(), config["module"])
     try:
         if not os.path.isfile(path):
-            raise StudentError(f"there is no {config['module']} in your submission")
+            found = sorted(name for name in os.listdir(".") if name.endswith(".py"))
+            raise StudentError(f"there is no {config['module']} in your submission (found: "
+                               f"{', '.join(found) or 'no .py file'}): name your file {config['module']}")
         spec = importlib.util.spec_from_file_location(module_name, path)
         submission = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = submission
