@@ -25,6 +25,7 @@ bug: its message points to the check the bug is in (the part still scores 0:
 it cannot be judged apart from the functions it calls).
 """
 import os
+import time
 
 import numpy
 
@@ -144,7 +145,40 @@ class Grader:
             if not backward[0]:
                 return {"forward": (True, ""), "backward": backward[:2], "error": backward[2]}
             worst = max(worst, backward[2])
+        timing = self.reference.timings.get(check["name"])
+        if timing is not None:
+            problem = self._timed_backward(worker, timing)
+            if problem:
+                return {"forward": (True, ""), "backward": (False, problem), "error": worst, "status": "timing"}
         return {"forward": (True, ""), "backward": (True, ""), "error": worst}
+
+    @staticmethod
+    def _timed_backward(worker, timing):
+        """"" when the backward at the timing case's sizes finishes within its budget; else why not.
+
+        A backward computed by finite differences of the forward is right at the small cases but costs two
+        forwards per input element: at these sizes, hundreds of times an analytic backward."""
+        entries, arrays = arguments(timing.args)
+        sizes = ", ".join(f"{k}={v}" for k, v in timing.sizes.items())
+        start = time.perf_counter()
+        try:
+            header, grads = worker.request({"op": "backward", "target": timing.target, "args": entries,
+                                            "douts": len(arrays)}, arrays + timing.douts, timeout=timing.limit(),
+                                           max_payload=64 * sum(8 * a.size for a in arrays) + (1 << 20))
+        except WorkerFailed as failure:
+            if failure.status != "timeout":
+                return f"at a larger size ({sizes}) the backward failed: {failure.reason}"
+            return (f"your backward took more than {timing.budget:g}x the reference's time at a larger size "
+                    f"({sizes}: stopped after {timing.limit():.2f} s; the reference takes {timing.seconds:.3f} s): "
+                    "is it computing finite differences of the forward? Write it with the chain rule")
+        took = time.perf_counter() - start
+        if header.get("status") != "ok":
+            return f"at a larger size ({sizes}) the backward failed: {str(header.get('message'))[:1000]}"
+        if took > timing.limit():
+            return (f"your backward took {took / timing.seconds:.0f}x the reference's time at a larger size "
+                    f"({sizes}: {took:.2f} s against {timing.seconds:.3f} s): is it computing finite differences "
+                    "of the forward? Write it with the chain rule")
+        return ""
 
     def _forward(self, worker, check, case):
         """(ok, message) or (True, the student's objective values at every point)."""
