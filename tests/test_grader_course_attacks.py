@@ -126,8 +126,12 @@ def test_disk_and_tmp_fillers_graded_first_change_no_classmates_grade_and_leave_
     try:
         rows = grade_folder(submissions, FIXTURE, tmp_path / "grades", jobs=jobs, seed=5,
                             limits=Limits(scratch_mb=32), progress=None)
-        assert {r["student"]: (r["status"], r["total"]) for r in rows} == \
-            {n: ("graded", FULL) for n in ("aaa", "aab", "bob", "carol")}    # the fillers' work is right too
+        totals = {r["student"]: (r["status"], r["total"]) for r in rows}
+        assert totals["bob"] == totals["carol"] == ("graded", FULL)
+        if NAMESPACES:   # their scratch is full: their own writes fail, their work is right
+            assert totals["aaa"] == totals["aab"] == ("graded", FULL)
+        else:            # their disk use is watched: stopped at the cap, their own failure
+            assert {totals["aaa"][0], totals["aab"][0]} == {"graded"}
         assert leftovers(marker) == []                                        # nothing outlives the grader
     finally:
         for path in leftovers(marker):
@@ -208,7 +212,7 @@ class _Wrap(ast.NodeTransformer):
     """Every name x read becomes (x if 1 else 0): the same program, other text."""
 
     def visit_Name(self, node):
-        if node.id == "x" and isinstance(node.ctx, ast.Load):
+        if isinstance(node.ctx, ast.Load):
             return ast.IfExp(ast.Constant(1), node, ast.Constant(0))
         return node
 
@@ -223,7 +227,7 @@ SYS_MODULES = """
 def test_three_easy_copies_are_flagged_and_the_library_s_answer_is_out_of_reach(tmp_path):
     reference = _rnn_reference()
     wrapped = ast.unparse(_Wrap().visit(ast.parse(reference)))
-    assert "(x if 1 else 0)" in wrapped and "if 1 else 0" in wrapped
+    assert "(x if 1 else 0)" in wrapped and "(h0 if 1 else 0)" in wrapped
     assert any("the reference solution of the shipped assignment 'rnn'" in f for f in reference_flags(wrapped, "rnn"))
     write(tmp_path / "helper", "from mine import *\n", name="rnn.py")         # the copy sits in a helper module
     write(tmp_path / "helper", reference, name="mine.py")
