@@ -338,3 +338,19 @@ def test_the_command_line_shows_a_warning_as_one_line(capsys, monkeypatch):
         warnings.simplefilter("default")    # Python's own default for a RuntimeWarning (pytest may set others)
         assert main(["assignment", "list"]) == 0
     assert capsys.readouterr().err == "minigrad: warning: the worker's uid cannot read /opt/python\n"
+
+
+def test_a_failing_public_test_shows_the_diagnosis_not_the_checkers_code(tmp_path):
+    """check_backward hides its frames from pytest's traceback (__tracebackhide__): the student reads their own
+    test line and the diagnosis, not minigrad's code."""
+    (tmp_path / "test_mine.py").write_text(
+        "import numpy as np\nfrom minigrad.coursework import check_backward\n\n"
+        "def forward(x):\n    y = np.tanh(x)\n    return y, y\n\n"
+        "def backward(dy, y):\n    return dy * (1 - y)\n\n"
+        "def test_tanh():\n    check_backward(forward, backward, [np.ones((2, 3))], names=['dx'])\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the backward is wrong" in done.stdout
+    assert "check_backward(forward, backward" in done.stdout          # the student's own line
+    assert "raise AssertionError(" not in done.stdout and "def check_backward" not in done.stdout

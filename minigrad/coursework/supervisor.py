@@ -123,7 +123,8 @@ def kill_all(me, session, uid, rounds=200):
 
 
 def _owned(folder, uid, found):
-    """Paths under ``folder`` owned by ``uid`` (not following links): files and folders."""
+    """Paths under ``folder`` owned by ``uid`` (not following links): files and folders.  Only world-writable
+    folders are searched further: nowhere else can that uid have created anything (outside its own folders)."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -135,7 +136,7 @@ def _owned(folder, uid, found):
             continue
         if info.st_uid == uid:
             found.append((entry.path, info))
-        elif stat.S_ISDIR(info.st_mode):
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
             _owned(entry.path, uid, found)
     return found
 
