@@ -43,8 +43,8 @@ def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp
     assert all(r["passed"] for r in results), [(r["name"], r["message"]) for r in results if not r["passed"]]
     assert sum(r["score"] for r in results) == sum(c.get("points", 1) for c in assignment.checks)
 
-    make_assignment(assignment.path, tmp_path)
-    results = grade(tmp_path, assignment)           # a folder: the grader finds the module in it
+    make_assignment(assignment.path, tmp_path / "student")
+    results = grade(tmp_path / "student", assignment)           # a folder: the grader finds the module in it
     for r, check in zip(results, assignment.checks):
         assert not r["passed"] and r["score"] == 0
         assert "not implemented yet" in r["message"], r["message"]
@@ -189,7 +189,10 @@ def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
     assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [
         ("lstm_step", 1, 3), ("gru_step", 3, 3), ("gru_step_reset_before", 1, 1)]
     assert "dc_prev" in data["tests"][0]["output"]
-    assert main(["check", str(load_assignment("lstm_gru").reference), "--assignment", "lstm_gru"]) == 0
+    (tmp_path / "ref").mkdir()   # the reference as handed in (its LIBRARY block inlined: it imports its answer)
+    reference = tmp_path / "ref" / "lstm_gru.py"
+    reference.write_text(student_version(load_assignment("lstm_gru").reference, solutions=True))
+    assert main(["check", str(reference), "--assignment", "lstm_gru"]) == 0
 
 
 def test_a_broken_graph_fails_the_autograd_check(tmp_path):

@@ -113,7 +113,9 @@ def _seed(out, seed, assignment, regrade):
 
 def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None, seed=None, limits=None,
                  progress=None):
-    """Grade every student folder of ``submissions`` into ``out``; returns the gradebook's rows (dicts).
+    """Grade every student of ``submissions`` (one folder each, or a flat LMS export: ``lms_export``) into
+    ``out``; returns the Gradebook: its rows (dicts: student, status, each check, total, max, isolation, flags)
+    and ``counts`` of this run (graded, skipped, not graded).
 
     ``progress``: a text stream for the progress bar and the most similar pairs (the command passes stderr)."""
     assignment = load_assignment(assignment)

@@ -21,7 +21,10 @@ Why not bubblewrap: measured and explained in coursework/README.md ("Security
 model").  In short: as root bwrap cannot give the worker a uid of its own
 outside while starting a Python that only root can read (CI's Python under
 /root), and it cannot share one size cap between /tmp, /var/tmp, /dev/shm and
-the worker's folder; the ~40 lines below do both, and need nothing installed.
+the worker's folder; the code below (about 60 lines of unshare(2) and
+mount(2)) does both, and needs nothing installed.  (util-linux unshare(1)
+loses the worker's exit status, which tells the student's failure from the
+grader's.)
 
 This file is loaded by its path in the worker (like protocol.py): it must not
 import anything of the package.
