@@ -142,7 +142,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         folder = os.path.join(snapshot, name)
         try:
             results = grader.grade(folder)
-            flags = similarity.reference_flags(sources[name], assignment)
+            flags = flagged[name]
             _write_student(out, name, results, flags, grader.seed, grader.isolation)
             outcome = "graded"
         except Exception as error:   # the grader's side (NotGraded, a full disk, ...): never a grade
@@ -168,6 +168,9 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
                 shutil.copyfile(path, os.path.join(snapshot, name, original))
         # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
         sources = {name: similarity.submission_sources(os.path.join(snapshot, name)) for name in names}
+        # here, in one thread: CPython's ast is not safe to use from threads at once ("AST constructor recursion
+        # depth mismatch" with -j 2), and the flags depend on the sources only
+        flagged = {name: similarity.reference_flags(sources[name], assignment) for name in todo}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
