@@ -53,15 +53,31 @@ def _new(args):
     return 0
 
 
+def _say_isolation():
+    """One line on stderr: what each submission is isolated by on this machine (a warning when nothing)."""
+    from .coursework.sandbox import ISOLATION, isolation
+    mode, why = isolation()
+    line = f"isolation: {mode}: each submission gets {ISOLATION[mode]}" + (f" ({why})" if why else "")
+    if mode == "none":
+        warnings.warn(line, RuntimeWarning)
+    else:
+        print(f"minigrad: {line}", file=sys.stderr)
+
+
 def _check(args):
     from .coursework.grader import Grader
     from .coursework.report import gradescope, table, write_atomic
-    from .coursework.sandbox import Limits
+    from .coursework.sandbox import Limits, NotGraded
     limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
     hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
+    _say_isolation()
     with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide) as grader:
         print(f"grading seed: {grader.seed}", file=sys.stderr)
-        results = grader.grade(args.submission)
+        try:
+            results = grader.grade(args.submission)
+        except NotGraded as error:   # the grader's side failed: no report, no grade
+            print(f"minigrad: not graded: {error}", file=sys.stderr)
+            return 3
     text = table(results)
     print(text)
     if args.report:   # reports last, each written whole
@@ -79,15 +95,21 @@ def _autograder(args):
 
 
 def _grade(args):
-    from .coursework.gradebook import grade_folder
+    from .coursework.gradebook import NOT_GRADED, grade_folder
     from .coursework.sandbox import Limits
+    _say_isolation()
     rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,
                         only=args.only, seed=args.seed,
                         limits=Limits(time_s=args.time_limit, memory_mb=args.memory_limit), progress=sys.stderr)
-    total = sum(r["total"] for r in rows)
-    print(f"{len(rows)} students graded into {args.out} (gradebook.csv; mean {total / max(len(rows), 1):.2f}"
-          f" / {rows[0]['max'] if rows else 0:g})")
-    return 0
+    totals = [r["total"] for r in rows if r["status"] == "graded"]
+    counts = rows.counts
+    for row in rows:
+        if row["status"] != "graded":
+            print(f"{row['student']}: {row['status']}", file=sys.stderr)
+    print(f"{counts['graded']} graded, {counts['skipped']} already graded (skipped), {counts[NOT_GRADED]} not "
+          f"graded; gradebook.csv in {args.out} (mean {sum(totals) / max(len(totals), 1):.2f} / "
+          f"{rows[0]['max'] if rows else 0:g} over {len(totals)} students)")
+    return 1 if counts[NOT_GRADED] else 0
 
 
 def _notebooks(args):
@@ -155,7 +177,24 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"minigrad: warning: {message}", file=sys.stderr if file is None else file)
 
 
+def _seed_out_of_sight(argv):
+    """Re-run this command with --seed N moved into the environment (MINIGRAD_GRADING_SEED): every user of
+    the machine can read a process's command line (/proc/PID/cmdline), only its own user its environment."""
+    for k, arg in enumerate(argv):
+        if arg == "--seed" and k + 1 < len(argv) or arg.startswith("--seed="):
+            value = argv[k + 1] if arg == "--seed" else arg.split("=", 1)[1]
+            rest = argv[:k] + argv[k + (2 if arg == "--seed" else 1):]
+            if not value.lstrip("-").isdigit():
+                return
+            sys.stdout.flush()
+            library = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            run = f"import sys; sys.path.insert(0, {library!r}); from minigrad.cli import main; sys.exit(main())"
+            os.execve(sys.executable, [sys.executable, "-c", run] + rest, dict(os.environ, MINIGRAD_GRADING_SEED=value))
+
+
 def main(argv=None):
+    if argv is None and sys.argv[1:2] in (["check"], ["grade"]):   # the command line, not a call from Python
+        _seed_out_of_sight(sys.argv[1:])
     args = parser().parse_args(argv)
     try:
         with warnings.catch_warnings():

@@ -56,7 +56,7 @@ def test_grade_writes_a_gradebook_reports_and_resumes(tmp_path, capsys):
     assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "--regrade",
                  "--only", "step"]) == 0
     book = read_gradebook(out)
-    assert list(book["bob"]) == ["student", "step", "total", "max", "flags"] and book["bob"]["total"] == "2"
+    assert list(book["bob"]) == ["student", "status", "step", "total", "max", "isolation", "flags"] and book["bob"]["total"] == "2"
     assert all(os.stat(out / "students" / n / "grade.json").st_mtime_ns != graded[n] for n in graded)
 
 
@@ -104,18 +104,26 @@ def test_a_failing_reference_is_the_instructors_error(tmp_path, capsys):
     assert not any((tmp_path / "o").rglob("report.txt"))
 
 
-def test_any_error_while_grading_one_student_is_that_students_failure_only(tmp_path, monkeypatch):
+def test_a_grader_side_failure_is_not_graded_and_a_resumed_run_grades_it(tmp_path, monkeypatch, capsys):
+    """A full disk (or any error of the grader's own) is never a grade: "not graded", exit 1, graded next run."""
     from minigrad.coursework.grader import Grader
     submissions, out = make_class(tmp_path), tmp_path / "grades"
     grade = Grader.grade
 
-    def grade_or_fail(self, folder, *args, **kwargs):   # an error no one foresaw, for bob's submission only
+    def grade_or_fail(self, folder, *args, **kwargs):   # the grader's disk is full while bob is graded
         if os.path.basename(folder) == "bob":
-            raise ValueError("an unforeseen error")
+            raise OSError(28, "No space left on device")
         return grade(self, folder, *args, **kwargs)
 
     monkeypatch.setattr(Grader, "grade", grade_or_fail)
-    assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "--seed", "3"]) == 0
+    assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "--seed", "3"]) == 1
     book = read_gradebook(out)
-    assert book["bob"]["total"] == "0" and book["alice"]["total"] == "5"
-    assert "an unforeseen error" in (out / "students" / "bob" / "report.txt").read_text()
+    assert book["bob"]["status"].startswith("not graded: ") and "No space left on device" in book["bob"]["status"]
+    assert book["bob"]["total"] == "" and book["alice"]["total"] == "5" and book["alice"]["status"] == "graded"
+    printed = capsys.readouterr()
+    assert "3 graded, 0 already graded (skipped), 1 not graded" in printed.out
+    assert "bob: not graded: " in printed.err
+    monkeypatch.undo()                                   # room again: the resumed run grades bob, and only bob
+    assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out)]) == 0
+    assert read_gradebook(out)["bob"]["total"] == "3"
+    assert "1 graded, 3 already graded (skipped), 0 not graded" in capsys.readouterr().out

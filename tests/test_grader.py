@@ -34,13 +34,17 @@ def by_name(results):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=lambda a: a.name)
 def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp_path):
-    results = grade(assignment.reference, assignment)
+    # the reference as a student hands it in: library code inlined (rnn and lstm_gru import their answer from
+    # minigrad.functions.rnn_steps, one of their answer_modules, which a student's worker does not provide)
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / assignment.module).write_text(student_version(assignment.reference, solutions=True))
+    results = grade(tmp_path / "ref" / assignment.module, assignment)
     assert [r["name"] for r in results] == [c["name"] for c in assignment.checks]
     assert all(r["passed"] for r in results), [(r["name"], r["message"]) for r in results if not r["passed"]]
     assert sum(r["score"] for r in results) == sum(c.get("points", 1) for c in assignment.checks)
 
-    make_assignment(assignment.path, tmp_path)
-    results = grade(tmp_path, assignment)           # a folder: the grader finds the module in it
+    make_assignment(assignment.path, tmp_path / "student")
+    results = grade(tmp_path / "student", assignment)           # a folder: the grader finds the module in it
     for r, check in zip(results, assignment.checks):
         assert not r["passed"] and r["score"] == 0
         assert "not implemented yet" in r["message"], r["message"]
@@ -185,7 +189,10 @@ def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
     assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [
         ("lstm_step", 1, 3), ("gru_step", 3, 3), ("gru_step_reset_before", 1, 1)]
     assert "dc_prev" in data["tests"][0]["output"]
-    assert main(["check", str(load_assignment("lstm_gru").reference), "--assignment", "lstm_gru"]) == 0
+    (tmp_path / "ref").mkdir()   # the reference as handed in (its LIBRARY block inlined: it imports its answer)
+    reference = tmp_path / "ref" / "lstm_gru.py"
+    reference.write_text(student_version(load_assignment("lstm_gru").reference, solutions=True))
+    assert main(["check", str(reference), "--assignment", "lstm_gru"]) == 0
 
 
 def test_a_broken_graph_fails_the_autograd_check(tmp_path):
@@ -334,3 +341,19 @@ def test_the_command_line_shows_a_warning_as_one_line(capsys, monkeypatch):
         warnings.simplefilter("default")    # Python's own default for a RuntimeWarning (pytest may set others)
         assert main(["assignment", "list"]) == 0
     assert capsys.readouterr().err == "minigrad: warning: the worker's uid cannot read /opt/python\n"
+
+
+def test_a_failing_public_test_shows_the_diagnosis_not_the_checkers_code(tmp_path):
+    """check_backward hides its frames from pytest's traceback (__tracebackhide__): the student reads their own
+    test line and the diagnosis, not minigrad's code."""
+    (tmp_path / "test_mine.py").write_text(
+        "import numpy as np\nfrom minigrad.coursework import check_backward\n\n"
+        "def forward(x):\n    y = np.tanh(x)\n    return y, y\n\n"
+        "def backward(dy, y):\n    return dy * (1 - y)\n\n"
+        "def test_tanh():\n    check_backward(forward, backward, [np.ones((2, 3))], names=['dx'])\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the backward is wrong" in done.stdout
+    assert "check_backward(forward, backward" in done.stdout          # the student's own line
+    assert "raise AssertionError(" not in done.stdout and "def check_backward" not in done.stdout

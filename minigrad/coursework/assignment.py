@@ -13,10 +13,10 @@ from .hints import problems as hint_problems
 
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
-ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description"}
+ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description", "answer_modules"}
 CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
                 "cases", "points", "forward_points", "backward_points", "hints", "forward_hints", "hint", "atol", "rtol",
-                "forward_atol", "forward_rtol"}
+                "forward_atol", "forward_rtol", "timing"}
 INPUT_FIELDS = {"name", "shape", "value", "causal", "scale", "shift", "grad", "time_axis"}
 
 
@@ -45,6 +45,9 @@ def validate(spec, filename, folder):
     if need(isinstance(module, str) and module.endswith(".py"), "module", f"the student's file, e.g. \"rnn.py\", "
             f"got {module!r}"):
         need(os.path.isfile(os.path.join(folder, module)), "module", f"no file {module} (the reference) next to it")
+    answers = spec.get("answer_modules", [])
+    need(isinstance(answers, list) and all(isinstance(a, str) and a.startswith("minigrad.") for a in answers),
+         "answer_modules", f"a list of minigrad modules that implement the answer, got {answers!r}")
     checks = spec.get("checks")
     if not need(isinstance(checks, list) and checks, "checks", "a non-empty list of checks"):
         raise SpecError("\n".join(problems))
@@ -110,6 +113,20 @@ def validate(spec, filename, folder):
                 if "causal" in entry and isinstance(cases, list):
                     need(all(isinstance(c, dict) and entry["causal"] in c for c in cases), at + ".causal",
                          f"{entry['causal']!r} is not given in every case")
+        if "timing" in check:
+            timing = check["timing"]
+            if need(isinstance(timing, dict) and isinstance(timing.get("case"), dict) and kind in ("pair", "function"),
+                    where + ".timing", "{\"case\": {sizes}, \"budget\": 20} for a check of kind pair or function"):
+                for key, size in timing["case"].items():
+                    need(isinstance(size, int) and not isinstance(size, bool) and size > 0,
+                         f"{where}.timing.case.{key}", f"a positive integer, got {size!r}")
+                sizes = set(timing["case"])
+                letters = {d for e in (inputs or []) if isinstance(e, dict) for d in e.get("shape", [])
+                           if isinstance(d, str)} | {e["causal"] for e in (inputs or []) if isinstance(e, dict)
+                                                      and "causal" in e}
+                need(letters <= sizes, where + ".timing.case", f"gives no size for {sorted(letters - sizes)}")
+                need(_number(timing.get("budget", 20)) and timing.get("budget", 20) >= 1, where + ".timing.budget",
+                     "a number >= 1: how many times the reference's backward time the student's may take")
         outputs = check.get("outputs")
         need(isinstance(outputs, list) and outputs and all(isinstance(o, str) for o in outputs), where + ".outputs",
              "a non-empty list of output names")

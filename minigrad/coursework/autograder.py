@@ -2,7 +2,10 @@
 
 The zip holds everything; setup needs nothing but pip's registry, for NumPy:
 
-    setup.sh          installs the NumPy version this zip was made with (pip), if another is there
+    setup.sh          makes a virtual environment (ROOT/venv: an "externally managed" system Python is
+                      fine) with the image's python3 (3.10 to 3.13) and installs NumPy into it, the newest
+                      release of NUMPY_RANGE for that Python; minigrad itself is not installed from any
+                      index (PyPI's "minigrad" is another project): run_autograder runs the copy in lib/
     run_autograder    grades /autograder/submission, writes /autograder/results/results.json
     lib/minigrad/     this very minigrad's source: the grader, and the library the checks use
     assignment/       the assignment folder (reference, checks.json): kept from the students' code
@@ -20,10 +23,21 @@ import stat
 import sys
 import zipfile
 
+NUMPY_RANGE = "numpy>=1.24,<3"   # pyproject.toml's lower bound; pip picks the newest one for the image's Python
+
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the image.
+# Gradescope runs this once, as root, when it builds the image (any Python 3.10 to 3.13).
+# NumPy goes into a virtual environment of its own, so an "externally managed" Python (Ubuntu 24.04) is fine.
+# minigrad is NOT installed from an index (PyPI's "minigrad" is someone else's): run_autograder runs lib/minigrad.
 set -e
-python3 -m pip install --quiet "numpy=={numpy}"
+ROOT="${{MINIGRAD_AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{MINIGRAD_PYTHON:-python3}}"
+if ! "$PYTHON" -m venv --clear "$ROOT/venv" >/dev/null 2>&1; then   # Debian/Ubuntu: venv is a package of its own
+    apt-get update -qq && apt-get install -y -qq python3-venv
+    "$PYTHON" -m venv --clear "$ROOT/venv"
+fi
+"$ROOT/venv/bin/python" -m pip install --quiet "{numpy_range}"
+"$ROOT/venv/bin/python" -c "import numpy; print('NumPy', numpy.__version__, 'for this autograder')"
 """
 
 RUN = """#!/usr/bin/env bash
@@ -34,7 +48,9 @@ chmod 755 "$ROOT/source" "$ROOT/source/lib"
 chmod -R go-rwx "$ROOT/source/assignment" "$ROOT/source/config.json"   # reference and seed: not the workers'
 
 mkdir -p "$ROOT/results"
-PYTHONPATH="$ROOT/source/lib" python3 -I -c "import sys; sys.path.insert(0, '$ROOT/source/lib'); \\
+PYTHON="$ROOT/venv/bin/python"
+[ -x "$PYTHON" ] || PYTHON=python3      # setup.sh not run (a test): the image's own
+"$PYTHON" -I -c "import sys; sys.path.insert(0, '$ROOT/source/lib'); \\
 from minigrad.coursework.autograder import run; sys.exit(run('$ROOT'))"
 """
 
@@ -75,7 +91,7 @@ def build(assignment, out, seed=None):
     config = {"assignment": assignment.name, "seed": seed, "minigrad": minigrad_version(),
               "numpy": numpy.__version__}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        _add_text(archive, "setup.sh", SETUP.format(numpy=numpy.__version__), executable=True)
+        _add_text(archive, "setup.sh", SETUP.format(numpy_range=NUMPY_RANGE), executable=True)
         _add_text(archive, "run_autograder", RUN, executable=True)
         _add_text(archive, "config.json", json.dumps(config, indent=2) + "\n")
         _add_tree(archive, package, "lib/minigrad")
@@ -88,7 +104,7 @@ def run(root="/autograder"):
     from .assignment import find_submission
     from .grader import Grader
     from .report import gradescope, write_atomic
-    from .similarity import reference_flags
+    from .similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
@@ -97,11 +113,9 @@ def run(root="/autograder"):
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
             folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
-            try:   # read before the submission runs: its code could rewrite its own file
-                with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
-                    flags = reference_flags(f.read(), grader.assignment)
-            except OSError:   # no file: the checks say so
-                flags = []
+            # read before the submission runs (its code could rewrite its files): every .py file of it
+            sources = submission_sources(folder)
+            flags = reference_flags(sources, grader.assignment) if sources else []
             results = grader.grade(os.path.join(root, "submission"))
         data = gradescope(results, flags)
     except Exception as error:   # the grader's own failure: say so, instead of an empty page

@@ -11,6 +11,7 @@ import ast
 import os
 import secrets
 import threading
+import time
 import zlib
 
 import numpy
@@ -95,6 +96,18 @@ def objective(outputs, douts):
     return sum(float(numpy.sum(numpy.asarray(y, dtype=numpy.float64) * v)) for y, v in zip(outputs, douts))
 
 
+class Timing:
+    """A check's timing case (checks.json "timing"): inputs at a larger size, and the reference's backward time."""
+
+    def __init__(self, target, args, douts, sizes, budget, seconds):
+        self.target, self.args, self.douts, self.sizes = target, args, douts, sizes
+        self.budget, self.seconds = budget, seconds
+
+    def limit(self):
+        """Seconds the student's backward may take: ``budget`` times the reference's, plus 0.5 s for the pipes."""
+        return self.budget * self.seconds + 0.5
+
+
 class Reference:
     """The assignment's reference in a trusted worker, and the cases it answered (cached per check)."""
 
@@ -103,6 +116,7 @@ class Reference:
         self.worker = None
         self.lock = threading.Lock()
         self.cases = {}
+        self.timings = {}   # check name -> Timing, for checks with "timing"
 
     def _reference(self):
         if self.worker is None or self.worker.closed:
@@ -122,9 +136,29 @@ class Reference:
             return self.cases[check["name"]]
         with self.lock:
             if check["name"] not in self.cases:
+                if "timing" in check:
+                    self.timings[check["name"]] = self._time(check)
                 self.cases[check["name"]] = [self._prepare_case(check, number, case)
                                              for number, case in enumerate(check["cases"])]
         return self.cases[check["name"]]
+
+    def _time(self, check, repeats=3):
+        """The timing case of ``check``: inputs from the seed at its sizes, and the reference's backward time
+        (the fastest of ``repeats`` requests, measured as the student's will be: a request and its reply)."""
+        timing = check["timing"]
+        rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), 1 << 20])
+        args = make_inputs(check, timing["case"], rng)
+        target = target_of(check)
+        entries, arrays = arguments(args)
+        _, outputs = self._ask_reference({"op": "forward", "target": target, "args": entries}, arrays)
+        douts = [rng.standard_normal(y.shape) for y in outputs]
+        seconds = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            self._ask_reference({"op": "backward", "target": target, "args": entries, "douts": len(arrays)},
+                                arrays + douts)
+            seconds.append(time.perf_counter() - start)
+        return Timing(target, args, douts, timing["case"], timing.get("budget", 20), min(seconds))
 
     def _prepare_case(self, check, number, case):
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), number])

@@ -2,7 +2,7 @@
 
     minigrad grade submissions/ --assignment rnn --out grades/ [-j 2] [--regrade] [--only CHECK ...]
 
-    grades/gradebook.csv          student, each check's points, total, max, flags
+    grades/gradebook.csv          student, status, each check's points, total, max, isolation, flags
     grades/similarity.csv         every pair of students, most similar first (flags, not scores)
     grades/grading.json           the assignment, the seed and minigrad's version: how to reproduce the run
     grades/students/NAME/report.txt      what ``minigrad check`` prints
@@ -13,15 +13,22 @@ Before any student's code runs, every submission is copied into a private
 folder: a student's code never sees the class's folder, and whatever it does
 cannot change what is graded for a classmate.  Each student is graded by
 ``Grader.grade`` in workers of its own; a student whose code crashes, hangs or
-attacks gets that as their own failure, and the run goes on.  A student
-already graded (grade.json exists) is skipped unless ``regrade``; the seed is
-then read back from grading.json, so a resumed run grades everyone alike.
+attacks gets that as their own failure, and the run goes on.
+
+A grade is only ever the student's: when the grader's side fails (no space
+left, a worker killed from outside, a lost supervisor, any error of the
+grader's own), the student is "not graded", with the reason, in
+gradebook.csv and grade.json, never 0; the run's closing line counts them and
+the command exits non-zero.  A resumed run grades again every student not
+graded, and skips those graded (grade.json with a grade) unless ``regrade``;
+the seed is then read back from grading.json, so everyone is graded alike.
 Every file is written whole (temporary file, then rename), reports last.
 """
 import csv
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -33,7 +40,17 @@ from .autograder import minigrad_version
 from .grader import Grader
 from .make import student_version
 from .report import gradescope, table, write_atomic
-from .sandbox import Limits, _copy_submission
+from .sandbox import Limits, NotGraded, _copy_submission
+
+NOT_GRADED = "not graded"
+
+
+class Gradebook(list):
+    """The gradebook's rows (dicts), and ``counts``: {"graded", "skipped", "not graded"} of this run."""
+
+    def __init__(self, rows, counts):
+        super().__init__(rows)
+        self.counts = counts
 
 
 def students_in(folder):
@@ -42,17 +59,40 @@ def students_in(folder):
                   if os.path.isdir(os.path.join(folder, name)) and not name.startswith((".", "_")))
 
 
+# A learning-management system's "download all submissions", as one flat folder of renamed files:
+LMS_NAMES = (
+    ("Moodle", re.compile(r"^(?P<student>.+?)_\d+_assignsubmission_file_(?P<file>.+)$")),   # Ann Lee_123_assign..._rnn.py
+    ("Canvas", re.compile(r"^(?P<student>[^_]+)(?:_LATE)?(?:_\d+)+_(?P<file>.+?)(?:-\d+)?(?P<ext>\.py)$")),  # ann_12_34_rnn-1.py
+)
+LMS_LAYOUT = ("one folder per student (submissions/alice/rnn.py; Gradescope's export is laid out so), or a flat "
+              "folder of files as Canvas (alice_123_456_rnn.py, alice_LATE_123_456_rnn.py, resubmissions "
+              "rnn-1.py) or Moodle (Alice Lee_123_assignsubmission_file_rnn.py) export them")
+
+
+def lms_export(folder, module):
+    """{student: {file name: path}} of a flat LMS export (see LMS_NAMES); raises ValueError, saying the layout
+    expected, when ``folder`` holds files that are not one, or no student's ``module``."""
+    files = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)) and n.endswith(".py"))
+    students, strangers = {}, []
+    for name in files:
+        for _, pattern in LMS_NAMES:
+            match = pattern.match(name)
+            if match:
+                original = match.group("file") + (match.groupdict().get("ext") or "")
+                students.setdefault(match.group("student"), {})[original] = os.path.join(folder, name)
+                break
+        else:
+            strangers.append(name)
+    if strangers or not any(module in found for found in students.values()):
+        what = (f"files not named <student>_<numbers>_<file>.py: {', '.join(strangers[:5])}" if strangers
+                else f"no student's {module}" if files else "no student folder and no .py file")
+        raise ValueError(f"{folder}: {what}.  minigrad grade reads {LMS_LAYOUT}")
+    return students
+
+
 def _inside(path, folder):
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder + os.sep)
-
-
-def _source(folder, module):
-    try:
-        with open(os.path.join(folder, module), encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def _seed(out, seed, assignment, regrade):
@@ -73,7 +113,9 @@ def _seed(out, seed, assignment, regrade):
 
 def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None, seed=None, limits=None,
                  progress=None):
-    """Grade every student folder of ``submissions`` into ``out``; returns the gradebook's rows (dicts).
+    """Grade every student of ``submissions`` (one folder each, or a flat LMS export: ``lms_export``) into
+    ``out``; returns the Gradebook: its rows (dicts: student, status, each check, total, max, isolation, flags)
+    and ``counts`` of this run (graded, skipped, not graded).
 
     ``progress``: a text stream for the progress bar and the most similar pairs (the command passes stderr)."""
     assignment = load_assignment(assignment)
@@ -81,6 +123,8 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     if _inside(out, submissions) or _inside(submissions, out):
         raise ValueError(f"--out {out} must be outside the submissions folder {submissions} (and not hold it)")
     names = students_in(submissions)
+    flat = None if names else lms_export(submissions, assignment.module)   # {student: {file: path}}
+    names = names or sorted(flat)
     os.makedirs(out, exist_ok=True)
     seed = _seed(out, seed, assignment, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
@@ -88,22 +132,25 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     write_atomic(os.path.join(out, "grading.json"), json.dumps(
         {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
          "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
-    todo = [n for n in names if regrade or not os.path.exists(os.path.join(out, "students", n, "grade.json"))]
+    todo = [n for n in names if regrade or not _graded(out, n)]
     snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
     done = [len(names) - len(todo)]
+    counts = {"graded": 0, "skipped": len(names) - len(todo), NOT_GRADED: 0}
     lock = threading.Lock()
 
     def one(name):
         folder = os.path.join(snapshot, name)
         try:
             results = grader.grade(folder)
-        except Exception as error:   # whatever a submission made go wrong: this student's failure only
-            results = [grader.result(check, {"forward": (False, f"the grader could not grade this "
-                                             f"submission: {error}"), "status": "crashed"}, {})
-                       for check in grader.checks]
-        flags = similarity.reference_flags(sources[name], assignment)
-        _write_student(out, name, results, flags, grader.seed)
+            flags = flagged[name]
+            _write_student(out, name, results, flags, grader.seed, grader.isolation)
+            outcome = "graded"
+        except Exception as error:   # the grader's side (NotGraded, a full disk, ...): never a grade
+            reason = str(error) if isinstance(error, NotGraded) else f"{type(error).__name__}: {error}"
+            _write_not_graded(out, name, reason, grader.seed)
+            outcome = NOT_GRADED
         with lock:
+            counts[outcome] += 1
             done[0] += 1
             if progress is not None:
                 progress.write(f"\r[{done[0]:>{len(str(len(names)))}}/{len(names)}] {name[:40]:<40}")
@@ -113,9 +160,17 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         for check in grader.checks:   # the reference first: its failure is the instructor's, not a student's
             grader.reference.prepare(check)
         for name in names:   # copied before any student's code runs
-            _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+            if flat is None:
+                _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+                continue
+            os.makedirs(os.path.join(snapshot, name))
+            for original, path in flat[name].items():
+                shutil.copyfile(path, os.path.join(snapshot, name, original))
         # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
-        sources = {name: _source(os.path.join(snapshot, name), assignment.module) for name in names}
+        sources = {name: similarity.submission_sources(os.path.join(snapshot, name)) for name in names}
+        # here, in one thread: CPython's ast is not safe to use from threads at once ("AST constructor recursion
+        # depth mismatch" with -j 2), and the flags depend on the sources only
+        flagged = {name: similarity.reference_flags(sources[name], assignment) for name in todo}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
@@ -127,37 +182,70 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     _write_similarity(out, pairs, progress)
     rows = _rows(out, names, grader.checks)
     _write_gradebook(out, rows, grader.checks)
-    return rows
+    return Gradebook(rows, counts)
 
 
-def _write_student(out, name, results, flags, seed):
+def _record(out, name):
+    """A student's grade.json read back, or None."""
+    try:
+        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _graded(out, name):
+    record = _record(out, name)
+    return record is not None and record.get("status") != NOT_GRADED
+
+
+def _write_not_graded(out, name, reason, seed):
+    """Mark a student not graded (the reason for the instructor); a resumed run grades them again."""
+    try:
+        folder = os.path.join(out, "students", name)
+        os.makedirs(folder, exist_ok=True)
+        for stale in ("results.json", "report.txt"):   # a report of an earlier run is not this run's
+            if os.path.exists(os.path.join(folder, stale)):
+                os.unlink(os.path.join(folder, stale))
+        write_atomic(os.path.join(folder, "grade.json"), json.dumps(
+            {"student": name, "seed": seed, "status": NOT_GRADED, "reason": reason}, indent=2) + "\n")
+    except OSError:   # the disk that failed the grading may fail this too: no grade.json is "not graded" too
+        pass
+
+
+def _write_student(out, name, results, flags, seed, isolation):
     folder = os.path.join(out, "students", name)
     os.makedirs(folder, exist_ok=True)
     write_atomic(os.path.join(folder, "results.json"), json.dumps(gradescope(results), indent=2) + "\n")
     write_atomic(os.path.join(folder, "report.txt"), table(results, flags) + "\n")
     write_atomic(os.path.join(folder, "grade.json"), json.dumps(
-        {"student": name, "seed": seed, "results": results, "flags": flags}, indent=2) + "\n")   # last: "graded"
+        {"student": name, "seed": seed, "status": "graded", "isolation": isolation, "results": results,
+         "flags": flags}, indent=2) + "\n")   # last: "graded"
 
 
 def _rows(out, names, checks):
     rows = []
     for name in names:
-        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
-            graded = json.load(f)
-        scores = {r["name"]: r["score"] for r in graded["results"]}
-        row = {"student": name}
-        row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
-        row["total"] = sum(scores.get(c["name"], 0) for c in checks)
-        row["max"] = sum(c.get("points", 1) for c in checks)
-        row["flags"] = "; ".join(graded.get("flags", []))
+        graded = _record(out, name) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
+        row = {"student": name, "max": sum(c.get("points", 1) for c in checks)}
+        if graded.get("status") == NOT_GRADED:
+            row.update({"status": f"{NOT_GRADED}: {graded['reason']}", "total": "", "isolation": "", "flags": ""})
+            row.update({c["name"]: "" for c in checks})
+        else:
+            scores = {r["name"]: r["score"] for r in graded["results"]}
+            row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
+            row["status"] = "graded"
+            row["total"] = sum(scores.get(c["name"], 0) for c in checks)
+            row["isolation"] = graded.get("isolation") or ""
+            row["flags"] = "; ".join(graded.get("flags", []))
         rows.append(row)
     return rows
 
 
 def _write_gradebook(out, rows, checks):
     text = io.StringIO()
-    writer = csv.DictWriter(text, ["student"] + [c["name"] for c in checks] + ["total", "max", "flags"],
-                            lineterminator="\n")
+    writer = csv.DictWriter(text, ["student", "status"] + [c["name"] for c in checks] +
+                            ["total", "max", "isolation", "flags"], lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})

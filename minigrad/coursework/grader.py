@@ -25,6 +25,7 @@ bug: its message points to the check the bug is in (the part still scores 0:
 it cannot be judged apart from the functions it calls).
 """
 import os
+import time
 
 import numpy
 
@@ -33,7 +34,7 @@ from .assignment import find_submission, load_assignment
 from .cases import Reference, arguments, grading_seed, objective, uses
 from .diagnostics import compare, diagnose_gradient, dtype_problem
 from .hints import hints_for
-from .sandbox import Limits, Worker, WorkerFailed
+from .sandbox import Limits, NotGraded, Worker, WorkerFailed, isolation
 
 def _largest_error(name, analytic, numeric, atol):
     """(max relative error, where) over the elements larger than atol: a 1e-12 next to a 0 is not an error of 1."""
@@ -70,6 +71,8 @@ class Grader:
         self.checks = [c for c in self.assignment.checks if only is None or c["name"] in only]
         self.uses = uses(self.assignment)
         self.reference = Reference(self.assignment, self.seed)
+        self.answers = self.assignment.spec.get("answer_modules", [])
+        self.isolation = None   # the isolation the last submission was graded under (sandbox.ISOLATION)
 
     def close(self):
         self.reference.close()
@@ -83,11 +86,23 @@ class Grader:
     # ------------------------------------------------------------------ one submission
 
     def grade(self, submission):
-        """One result dict per check (see ``result``); the submission is a folder or its file."""
+        """One result dict per check (see ``result``); the submission is a folder or its file.
+
+        Raises NotGraded when the grader's side fails (no space, a worker killed from outside, a lost
+        supervisor, any error of the grader's own): that is never the student's grade."""
+        try:
+            return self._grade(submission)
+        except NotGraded:
+            raise
+        except Exception as error:   # a student's failure is a result; anything else is the grader's side
+            raise NotGraded(f"the grader failed ({type(error).__name__}: {error})") from error
+
+    def _grade(self, submission):
         folder, module = find_submission(submission, self.assignment)
         for check in self.checks:
             self.reference.prepare(check)
         outcomes, worker, stopped = {}, None, None
+        self.isolation = isolation()[0]
         try:
             for check in self.checks:
                 if stopped is not None:
@@ -96,17 +111,13 @@ class Grader:
                 if worker is None or worker.closed:
                     try:
                         worker = Worker(folder, module, self.limits, hide=self.hide + [folder],
-                                        python_only=not os.path.isdir(submission))
+                                        python_only=not os.path.isdir(submission), answers=self.answers)
                     except WorkerFailed as failure:
                         stopped = {"forward": (False, "your file could not be imported: " + failure.reason),
                                    "status": "import"}
                         outcomes[check["name"]] = stopped
                         continue
-                outcome = self.run_check(worker, check)
-                if outcome.get("status") == "supervisor":   # it killed its supervisor: grading stops there
-                    reason = outcome.get("backward", outcome["forward"])[1]
-                    stopped = {"forward": (False, reason), "status": "supervisor"}
-                outcomes[check["name"]] = outcome
+                outcomes[check["name"]] = self.run_check(worker, check)
         finally:
             if worker is not None:
                 worker.close()
@@ -134,7 +145,40 @@ class Grader:
             if not backward[0]:
                 return {"forward": (True, ""), "backward": backward[:2], "error": backward[2]}
             worst = max(worst, backward[2])
+        timing = self.reference.timings.get(check["name"])
+        if timing is not None:
+            problem = self._timed_backward(worker, timing)
+            if problem:
+                return {"forward": (True, ""), "backward": (False, problem), "error": worst, "status": "timing"}
         return {"forward": (True, ""), "backward": (True, ""), "error": worst}
+
+    @staticmethod
+    def _timed_backward(worker, timing):
+        """"" when the backward at the timing case's sizes finishes within its budget; else why not.
+
+        A backward computed by finite differences of the forward is right at the small cases but costs two
+        forwards per input element: at these sizes, hundreds of times an analytic backward."""
+        entries, arrays = arguments(timing.args)
+        sizes = ", ".join(f"{k}={v}" for k, v in timing.sizes.items())
+        start = time.perf_counter()
+        try:
+            header, grads = worker.request({"op": "backward", "target": timing.target, "args": entries,
+                                            "douts": len(arrays)}, arrays + timing.douts, timeout=timing.limit(),
+                                           max_payload=64 * sum(8 * a.size for a in arrays) + (1 << 20))
+        except WorkerFailed as failure:
+            if failure.status != "timeout":
+                return f"at a larger size ({sizes}) the backward failed: {failure.reason}"
+            return (f"your backward took more than {timing.budget:g}x the reference's time at a larger size "
+                    f"({sizes}: stopped after {timing.limit():.2f} s; the reference takes {timing.seconds:.3f} s): "
+                    "is it computing finite differences of the forward? Write it with the chain rule")
+        took = time.perf_counter() - start
+        if header.get("status") != "ok":
+            return f"at a larger size ({sizes}) the backward failed: {str(header.get('message'))[:1000]}"
+        if took > timing.limit():
+            return (f"your backward took {took / timing.seconds:.0f}x the reference's time at a larger size "
+                    f"({sizes}: {took:.2f} s against {timing.seconds:.3f} s): is it computing finite differences "
+                    "of the forward? Write it with the chain rule")
+        return ""
 
     def _forward(self, worker, check, case):
         """(ok, message) or (True, the student's objective values at every point)."""
@@ -242,6 +286,7 @@ class Grader:
         elif not forward_ok and backward_points and outcome.get("status") != "import":
             message += "\n(the backward was not judged: it is checked against a right forward only)"
         failed_part = "forward" if not forward_ok else ("backward" if backward_ok is False else None)
+        implemented = "not implemented yet" not in message
         if failed_part:
             causes = [other for other in self.uses.get(check["name"], [])
                       if other in outcomes and self._failed(outcomes[other], failed_part)]
@@ -249,7 +294,6 @@ class Grader:
                 message = (f"not judged on its own: it uses the functions of {', '.join(causes)}, whose "
                            f"{failed_part} fails (reported there, once). Fix {causes[0]} first.")
         error, worst = outcome.get("error", (None, ""))
-        implemented = "not implemented yet" not in message
         result = {
             "name": check["name"], "passed": bool(forward_ok and backward_ok),
             "forward": forward_ok, "backward": backward_ok,
@@ -262,7 +306,9 @@ class Grader:
         result["score"] = result["forward_score"] + result["backward_score"]
         dtype = "but float64 is expected" in message or "expected float64" in message
         # a dtype failure is not what the hints are about: they would send the student looking elsewhere
-        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"], failed_part)
+        ran = outcome.get("status") != "import"   # until the code imports and runs a check: the first hint only
+        result["hints"] = [] if dtype else hints_for(self.assignment.spec, check, result["outcome"] if ran
+                                                     else "not implemented", failed_part)
         result["hint"] = "\n".join(result["hints"])
         return result
 

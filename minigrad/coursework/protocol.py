@@ -8,14 +8,18 @@ One message on a pipe:
     array bytes  each array's raw C-order bytes, one after the other
 
 Either side reads exactly the bytes the header announces.  ``read_message``
-trusts nothing: a header that is too long, a dtype outside ``DTYPES``, a
-negative, too-large or too-deep shape, or a pipe that ends early raise ProtocolError.
+trusts nothing: a header that is too long, nested deeper than MAX_NESTING
+(counted before parsing: the JSON parser recurses), not UTF-8 or not JSON, a
+dtype outside ``DTYPES``, a negative, too-large or too-deep shape, or a pipe
+that ends early raise ProtocolError.
 The grader checks the returned arrays' shapes, dtypes and values itself
 (grader.py); this module only frames them.
 
 Imported by both processes: it needs the standard library and NumPy only.
 """
+import itertools
 import json
+import re
 import struct
 
 import numpy
@@ -23,6 +27,9 @@ import numpy
 MAX_HEADER = 1 << 20          # 1 MB of JSON is far more than any request or reply needs
 MAX_PAYLOAD = 512 << 20       # 512 MB of array bytes in one message
 MAX_DIMS = 32                 # NumPy refuses more than 64; no check needs more than a few
+MAX_NESTING = 16              # a header is an object of lists of objects: 4 levels; 200,000 crashed the parser
+STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 DTYPES = ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
 
 
@@ -69,15 +76,25 @@ def _read_exactly(stream, size):
     return b"".join(chunks)
 
 
+def nesting(text):
+    """How deep the brackets of a JSON text nest (outside strings), without parsing it."""
+    brackets = [BRACKETS[b] for b in STRINGS.sub(b"", text) if b in BRACKETS]
+    return max(itertools.accumulate(brackets), default=0)
+
+
 def read_message(stream, max_payload=MAX_PAYLOAD):
     """Receive one message: (header dict, list of arrays).  Raises ProtocolError on anything malformed."""
     (length,) = struct.unpack(">I", _read_exactly(stream, 4))
     if length > MAX_HEADER:
         raise ProtocolError(f"a header of {length} bytes (at most {MAX_HEADER})")
+    text = _read_exactly(stream, length)
+    depth = nesting(text)
+    if depth > MAX_NESTING:
+        raise ProtocolError(f"a header nested {depth} deep (at most {MAX_NESTING})")
     try:
-        header = json.loads(_read_exactly(stream, length).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ProtocolError(f"the header is not JSON: {error}")
+        header = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise ProtocolError(f"the header is not JSON: {str(error)[:200]}")
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
         raise ProtocolError("the header is not an object with an 'arrays' list")
     layouts, total = [], 0

@@ -10,29 +10,30 @@ Process tree, and who can reach whom:
                                           v
                                       worker.py  (new session; its own uid when the grader is root)
 
-- The worker is a fresh interpreter (``python -I -B``: no PYTHON* variables,
-  no user site, not a fork: nothing of the grader's memory is in it), started
-  in an empty temporary folder holding a copy of the submission's folder
-  (regular files only, no symlinks), with an environment of a few variables.
+- The worker is a fresh interpreter (``python -I -S -B`` with an explicit
+  sys.path: no PYTHON* variables, no site, so no ``.pth`` file or
+  sitecustomize runs; not a fork: nothing of the grader's memory is in it),
+  with an environment of a few variables.  Its config (paths, limits) comes on
+  a pipe, never on a command line another process could read.
 - Limits, set by the worker on itself before the submission is imported:
   memory, CPU time, output file size, number of processes (``Limits``); and
   here, a wall-clock limit on every request.
-- As root (Docker, Gradescope) the worker becomes an unprivileged uid of its
-  own: the first free one from ``MINIGRAD_WORKER_UID`` (default 64000) on,
-  held with a lock file while the worker lives (``claim_uid``).  It then cannot signal the grader or the supervisor,
-  read a folder that is not world-readable, or write anywhere that is not
-  world-writable; and every process of that uid is the worker's, so all of
-  them (setsid and double-forked ones included) are killed at the end.
-- As root, the worker also covers, in a mount namespace of its own, the
-  folders named in ``hide`` (this package's coursework folder with the
-  shipped references, the instructor's assignment, the class's submissions,
-  the reports) with empty unreadable mounts: where the OS allows it (root
-  with CAP_SYS_ADMIN; a default Docker container does not), a submission
-  cannot even read those files by their path.
-- Not as root, the worker runs as the grader's user: it is still a fresh
-  process in its own folder whose answers are only arrays, but it could
-  signal or ptrace the grader's other processes and read or write the
-  grader's files.  Grade untrusted code as root in a container.
+- Isolation: the best the machine allows, found once per grading process
+  (``isolation()``; ``ISOLATION`` says what each mode means):
+  "namespaces" (root) and "user-namespaces" (any user, where the kernel allows
+  unprivileged user namespaces): the worker is pid 1 of its own pid namespace
+  (it sees no other process, and nothing it starts outlives it), without
+  network, every mount read-only, a private size-capped tmpfs as its folder,
+  /tmp, /var/tmp and /dev/shm, the grader's folders covered (isolation.py);
+  "uid" (root, no namespaces: a default Docker container): a uid of its own,
+  its disk use watched and capped, what its uid left in /tmp & co removed;
+  "none": the grader's own user, its folder's size watched; the output of
+  ``check`` and ``grade`` says so.
+- As root the worker always becomes an unprivileged uid of its own: the first
+  free one from ``MINIGRAD_WORKER_UID`` (default 64000) on, claimed with a
+  lock in one root-owned folder of the machine (``UID_CLAIMS``) before the
+  worker starts, so no two workers of any two grading runs share a uid and
+  "every process of this uid" is this worker's.
 
 ``Worker.close`` (also on leaving the ``with``) tells the supervisor to kill
 the worker's session, every process below the supervisor and, as root, every
@@ -41,6 +42,7 @@ process of the worker's uid; then checks /proc itself and kills what is left.
 import json
 import os
 import select
+import functools
 import shutil
 import signal
 import subprocess
@@ -56,13 +58,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = os.path.dirname(os.path.dirname(HERE))   # the folder holding this minigrad package
 MAX_COPY_BYTES = 64 << 20
 DEFAULT_BASE_UID = 64000
+UID_CLAIMS = "/run/minigrad-worker-uids" if os.path.isdir("/run") else "/var/run/minigrad-worker-uids"
+ISOLATION = {
+    "namespaces": "a uid of its own; its own pid, mount, network, IPC and UTS namespaces: sees no other process, "
+                  "no network, everything read-only but a private size-capped /tmp (also /var/tmp, /dev/shm and "
+                  "its folder), the grader's folders covered; nothing it starts outlives it",
+    "user-namespaces": "its own user, pid, mount, network, IPC and UTS namespaces: sees no other process, no "
+                       "network, everything read-only but a private size-capped /tmp (also /var/tmp, /dev/shm and "
+                       "its folder), the grader's folders covered; nothing it starts outlives it",
+    "uid": "a uid of its own (no namespaces allowed here): cannot signal the grader or write its files, but "
+           "sees other processes; its disk use is watched and capped and what it leaves in /tmp, /var/tmp and "
+           "/dev/shm is removed",
+    "none": "NO ISOLATION: it runs as your own user and could read or change your files, signal your processes "
+            "and reach the network (this OS allows no namespaces); grade untrusted code as root in a "
+            "container, or on Linux with user namespaces enabled",
+}
 
 
 class Limits:
     """What one worker may use: wall-clock seconds per check, memory MB, CPU seconds, output MB, processes."""
 
-    def __init__(self, time_s=10.0, memory_mb=1024, cpu_s=None, output_mb=64, processes=32):
+    def __init__(self, time_s=10.0, memory_mb=1024, cpu_s=None, output_mb=64, processes=32, scratch_mb=128):
         self.time_s, self.memory_mb, self.output_mb, self.processes = time_s, memory_mb, output_mb, processes
+        self.scratch_mb = scratch_mb   # all the files it may write (a tmpfs: RAM on top of memory_mb)
         self.cpu_s = cpu_s if cpu_s is not None else 10 * time_s + 10   # a backstop; the clock is the real limit
 
 
@@ -74,25 +92,61 @@ class WorkerFailed(Exception):
         self.reason, self.status = reason, status
 
 
+class NotGraded(Exception):
+    """The grader's side failed (no space, a worker killed from outside, a lost supervisor): not a grade."""
+
+
+@functools.lru_cache(maxsize=None)
+def isolation():
+    """(mode, why) for this machine and user: the best of ISOLATION the OS allows, probed once per process.
+
+    MINIGRAD_ISOLATION=uid (or none) asks for less, e.g. to try what a Docker container without namespaces
+    gives; never more than the OS allows.  As root "none" is "uid": the worker always gets a uid of its own."""
+    best, why = _best_isolation()
+    asked = os.environ.get("MINIGRAD_ISOLATION")
+    order = ["none", "uid", "user-namespaces", "namespaces"]
+    if asked in order and order.index(asked) < order.index(best):
+        return ("uid" if asked == "none" and os.geteuid() == 0 else asked), "MINIGRAD_ISOLATION"
+    return best, why
+
+
+def _best_isolation():
+    if not sys.platform.startswith("linux"):
+        return ("uid" if os.geteuid() == 0 else "none"), f"{sys.platform} has no namespaces"
+    try:
+        found = subprocess.run([sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), "--probe"],
+                               capture_output=True, text=True, timeout=60, cwd="/", env=_environment("/"))
+        mode, _, why = found.stdout.strip().partition(" ")
+    except (OSError, subprocess.SubprocessError) as error:
+        mode, why = "none", str(error)
+    if mode not in ISOLATION:
+        mode, why = "none", found.stderr.strip()[-300:]
+    if mode == "none" and os.geteuid() == 0:
+        mode = "uid"
+    return mode, why
+
+
 def claim_uid():
     """(uid, lock) for a new worker, or (None, None) when not root (no switch possible).
 
     As root: the first uid from MINIGRAD_WORKER_UID (default 64000) that no process uses and no other
-    worker holds (a lock file per uid, held while the worker lives): parallel jobs and other grading
-    runs on the machine each get a uid of their own, so "every process of this uid" means this worker's."""
+    worker holds: a lock file per uid in UID_CLAIMS, one root-owned folder for the whole machine (whatever
+    TMPDIR says), locked (flock, atomic) before the worker starts and held while it lives: parallel jobs
+    and other grading runs each get a uid of their own, so "every process of this uid" means this worker's."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None, None
     import fcntl
     base = int(os.environ.get("MINIGRAD_WORKER_UID", DEFAULT_BASE_UID))
     if base <= 0:
         raise ValueError(f"MINIGRAD_WORKER_UID={base}: the worker's uid must not be root's")
-    folder = os.path.join(tempfile.gettempdir(), "minigrad-worker-uids")
+    folder = UID_CLAIMS
     os.makedirs(folder, mode=0o700, exist_ok=True)
     info = os.lstat(folder)
     if info.st_uid != 0 or not os.path.isdir(folder) or os.path.islink(folder):
         raise RuntimeError(f"{folder} must be a folder of root's")
     for uid in range(base, base + 4096):
-        lock = open(os.path.join(folder, f"{uid}.lock"), "a")
+        lock = os.fdopen(os.open(os.path.join(folder, f"{uid}.lock"), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
+                                 0o600), "w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -134,19 +188,36 @@ def _give_to(path, uid):
 
 
 def _environment(workdir):
+    """The worker's few variables (the worker points TMPDIR and HOME into its private /tmp where it has one)."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
             "MINIGRAD_DEVICE": "cpu", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def _signal_reason(code, limits):
+STUDENT_SIGNALS = {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
+                   "SIGXFSZ": "wrote or printed more than {output_mb} MB to one file",
+                   "SIGSEGV": "crashed (segmentation fault: out of memory in a library, or a bug in one)",
+                   "SIGBUS": "crashed (bus error)", "SIGABRT": "crashed (abort: out of memory in a library?)",
+                   "SIGFPE": "crashed (floating-point exception)", "SIGILL": "crashed (illegal instruction)"}
+
+
+def exit_reason(code, cpu, limits):
+    """Why the worker ended, as (reason, the student's doing?).  ``code``: the exit code, negative for a
+    signal, "disk" for a worker stopped for its files; ``cpu``: its CPU seconds.
+
+    Only what the student's code or its own limits explain is the student's: a SIGKILL that no limit sends
+    (the machine's out-of-memory killer, another program) is the grader's side, and not a grade."""
+    if code == "disk":
+        return f"wrote more than {limits.scratch_mb} MB of files (its scratch space)", True
     if code is None or code >= 0:
         return (f"your code ended the process with exit code {code} before the check finished "
-                "(os._exit, or a crash in a library?)")
+                "(os._exit, or a crash in a library?)"), True
     name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
-    return {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
-            "SIGKILL": f"was killed, most likely for using more than {limits.memory_mb} MB of memory",
-            "SIGXFSZ": f"printed more than {limits.output_mb} MB of output",
-            "SIGSEGV": "crashed (segmentation fault)"}.get(name, f"was killed by {name}")
+    if name in STUDENT_SIGNALS:
+        return STUDENT_SIGNALS[name].format(output_mb=limits.output_mb), True
+    if name == "SIGKILL" and cpu >= limits.cpu_s:   # RLIMIT_CPU's hard limit
+        return STUDENT_SIGNALS["SIGXCPU"], True
+    return (f"was killed by {name}, which none of its limits sends (the machine's out-of-memory killer, or "
+            "another program)"), False
 
 
 _WARNED = []   # whether unreadable_warning was given in this process
@@ -164,14 +235,18 @@ def unreadable_warning(uid, paths):
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=()):
+        """``answers``: library modules that implement the assignment's answer (checks.json "answer_modules"):
+        not loaded in the worker, and covered where mounts are possible."""
         self.limits = limits or Limits()
-        self.uid, self.uid_lock = (None, None) if trusted else claim_uid()   # the reference needs no sandbox
+        self.isolation = "trusted" if trusted else isolation()[0]   # the reference needs no sandbox
+        self.uid, self.uid_lock = (None, None) if trusted else claim_uid()
         self.supervisor = None
         self.pid = None
         self.closed = False
         self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [HERE] + list(hide)     # the grader's code and the shipped references, and the caller's paths
+        self.answers = list(answers)
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -187,27 +262,38 @@ class Worker:
             _give_to(self.workdir, self.uid)
         self.log = os.path.join(self.private, "output.txt")
         own = sum(1 for _, _, uid in processes().values() if uid == os.getuid()) if self.uid is None else 0
-        config = {"module": module, "library": LIBRARY, "uid": self.uid, "gid": self.uid,
-                  "memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
-                  "output_mb": self.limits.output_mb, "nproc": own + self.limits.processes, "hide": self.hide}
+        mode = self.isolation
+        answer_files = [os.path.join(LIBRARY, *name.split(".")) + ".py" for name in self.answers]
+        hide = self.hide + answer_files + ([self.private, tempfile.gettempdir(), os.path.expanduser("~")]
+                                           if mode in ("namespaces", "user-namespaces") else [])
+        config = {"module": module, "library": LIBRARY, "uid": self.uid, "gid": self.uid, "isolation": mode,
+                  "path": [p for p in sys.path if p and os.path.isabs(p)], "memory_mb": self.limits.memory_mb,
+                  "cpu_s": self.limits.cpu_s, "output_mb": self.limits.output_mb, "scratch_mb": self.limits.scratch_mb,
+                  "nproc": own + self.limits.processes, "hide": hide, "answers": self.answers}
         request_read, self.request_write = os.pipe()
         self.reply_read, reply_write = os.pipe()
         control_read, self.control_write = os.pipe()
         self.status_read, status_write = os.pipe()
-        supervised = {"command": [sys.executable, "-I", "-B", os.path.join(HERE, "worker.py"), json.dumps(config)],
+        config_read, config_write = os.pipe()
+        supervised = {"command": [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "worker.py")],
                       "workdir": self.workdir, "env": _environment(self.workdir), "log": self.log,
-                      "control": control_read, "status": status_write, "uid": self.uid}
-        self.supervisor = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), json.dumps(supervised)],
-            stdin=request_read, stdout=reply_write, stderr=subprocess.DEVNULL,
-            pass_fds=(control_read, status_write), cwd=self.private, start_new_session=True)
-        for fd in (request_read, reply_write, control_read, status_write):
+                      "control": control_read, "status": status_write, "uid": self.uid, "worker": config,
+                      "scratch_mb": self.limits.scratch_mb}
+        self.supervisor = subprocess.Popen(   # the config on a pipe: a command line is readable by every user
+            [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), str(config_read)],
+            stdin=request_read, stdout=reply_write, stderr=subprocess.DEVNULL, env=_environment(self.private),
+            pass_fds=(control_read, status_write, config_read), cwd=self.private, start_new_session=True)
+        for fd in (request_read, reply_write, control_read, status_write, config_read):
             os.close(fd)
+        with os.fdopen(config_write, "w") as pipe:
+            pipe.write(json.dumps(supervised))
         self.requests = os.fdopen(self.request_write, "wb")
         self.status = b""
         first = self._status_line(timeout=60)
         self.pid = int(first) if first and first.isdigit() else None
         header, _ = self._receive(time.monotonic() + 120)   # a loaded machine can take a while to import NumPy
+        if header.get("status") == "sandbox":   # the grader's side: the OS refused what the probe allowed
+            raise NotGraded(f"the worker's sandbox could not be built: {str(header.get('message'))[:500]}")
         if header.get("status") == "started":
             self.unreadable = [str(path) for path in header.get("unreadable", [])]
             if self.unreadable and not _WARNED:   # once per grading process, not once per worker
@@ -264,8 +350,9 @@ class Worker:
             self.close()
             raise WorkerFailed(self.death_reason())
         reply = self._receive(time.monotonic() + timeout, max_payload)
-        if not self.alive():   # it killed its supervisor: nothing it says can be trusted any more
-            raise WorkerFailed(self.death_reason(), status="supervisor")
+        if not self.alive():   # its supervisor is gone: nothing the worker says can be trusted any more
+            self.close()
+            raise NotGraded("the process supervising the worker was lost (killed?) during a check: not graded")
         return reply
 
     def alive(self):
@@ -282,7 +369,9 @@ class Worker:
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def death_reason(self):
-        """Why the worker went away, from the supervisor's report of its exit status."""
+        """Why the worker went away, from the supervisor's report of its exit status.
+
+        Raises NotGraded when the cause is not the student's: a lost supervisor, a kill no limit explains."""
         if not self.closed and self.supervisor is not None:
             try:   # a worker that ended on its own is noticed by the supervisor within 50 ms
                 self.supervisor.wait(timeout=2)
@@ -290,13 +379,15 @@ class Worker:
                 pass
         self.close()
         if self.exit_line is None:
-            reason = ("the process supervising your code was killed (does your code signal its parent?): "
-                      "grading stopped")
-        else:
-            code = self.exit_line.split()[-1]
-            reason = "the check " + _signal_reason(None if code == "None" else int(code), self.limits)
+            raise NotGraded("the process supervising the worker was lost (killed?) before it reported: "
+                            "not graded")
+        _, code, cpu = (self.exit_line.split() + ["0"])[:3]
+        code = None if code == "None" else (code if code == "disk" else int(code))
+        reason, students = exit_reason(code, float(cpu), self.limits)
+        if not students:
+            raise NotGraded("the worker " + reason)
         tail = self.output_tail()
-        return reason + (f"\nlast lines of your output:\n{tail}" if tail else "")
+        return "the check " + reason + (f"\nlast lines of your output:\n{tail}" if tail else "")
 
     # ------------------------------------------------------------------ ending
 

@@ -3,23 +3,30 @@
 The method is MOSS's (Schleimer, Wilkerson and Aiken, "Winnowing: local
 algorithms for document fingerprinting", SIGMOD 2003):
 
-1. normalise: Python's own tokenizer reads the source; comments, docstrings,
-   blank lines and spacing go; every name becomes ``V`` (so renaming changes
-   nothing), while keywords, operators, numbers and attribute names
-   (``.T``, ``.sum``: a copier cannot rename them) stay;
+1. normalise the syntax tree, not the text: Python parses the source;
+   docstrings go, wrappers that change nothing are unwrapped (``(x if 1 else
+   0)`` is ``x``, ``x * 1`` and ``x + 0`` are ``x``), constant expressions are
+   folded (``2 * 3`` is ``6``) and parentheses vanish with the parse; the tree
+   is written back as text and tokenized: comments, blank lines and spacing
+   go, every name becomes ``V`` (so renaming changes nothing), while keywords,
+   operators, numbers and attribute names (``.T``, ``.sum``: a copier cannot
+   rename them) stay.  A file that does not parse is tokenized as it is;
 2. hash every run of K consecutive tokens (a k-gram);
 3. winnow: in every window of W consecutive hashes keep the smallest.  Any
    match of at least W + K - 1 tokens is then sure to share a fingerprint,
    and a file keeps about 2 / (W + 1) of its hashes.
 
-The code every student starts from (the handed-out file, the ``base``) is
-removed from both sides first, as MOSS's ``-b`` does, so only what the
+A submission is every .py file of it (``submission_sources``): the
+assignment's file and any helper module it imports from.  The code every
+student starts from (the handed-out file, the ``base``) is removed from both
+sides first, as MOSS's ``-b`` does, so only what the
 students wrote is compared.  The results are flags for a person to look at,
 never a score: short textbook formulas (``dx = dout * y * (1 - y)``) come out
 alike when written honestly.
 """
 import ast
 import functools
+import operator
 import hashlib
 import io
 import keyword
@@ -31,14 +38,79 @@ W = 4                 # hashes per winnowing window
 FLAG_AT = 0.6         # a submission whose own code is >= 60% found in one source is flagged
 MIN_FINGERPRINTS = 8  # fewer own fingerprints than this: too little code to judge
 MIN_FUNCTION_FINGERPRINTS = 6   # the same, for one function
-FUNCTION_FLAG_AT = 0.75     # one function >= 75% found in a source (short textbook formulas reach ~65%)
+FUNCTION_FLAG_AT = 0.85     # one function >= 85% found in a source (a short textbook BPTT loop reaches ~80%)
 
 SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT} \
     if hasattr(tokenize, "TYPE_COMMENT") else {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 
 
+FOLDABLE = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+NEUTRAL = {ast.Add: 0, ast.Sub: 0, ast.Mult: 1, ast.Div: 1, ast.Pow: 1}   # x op n is x
+
+
+def _number(node):
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
+
+
+class Normaliser(ast.NodeTransformer):
+    """Undo what changes the text of a copy but not what it computes (see the module docstring)."""
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if _number(node.operand) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return ast.copy_location(ast.Constant(-node.operand.value if isinstance(node.op, ast.USub)
+                                                  else +node.operand.value), node)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        kind = type(node.op)
+        if _number(node.left) and _number(node.right) and kind in FOLDABLE:
+            small = kind is not ast.Pow or abs(node.right.value) <= 64   # no 9 ** 9 ** 9 at grading time
+            try:
+                if small:
+                    return ast.copy_location(ast.Constant(FOLDABLE[kind](node.left.value, node.right.value)), node)
+            except (ArithmeticError, ValueError):
+                pass
+        if kind in NEUTRAL and _number(node.right) and node.right.value == NEUTRAL[kind]:
+            return node.left
+        if kind in (ast.Add, ast.Mult) and _number(node.left) and node.left.value == NEUTRAL[kind]:
+            return node.right
+        return node
+
+    def _drop_docstring(self, node):
+        self.generic_visit(node)
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Module = _drop_docstring
+
+
+def normal_form(source):
+    """``source`` parsed, normalised (Normaliser) and written back; the text itself when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    try:
+        return ast.unparse(ast.fix_missing_locations(Normaliser().visit(tree)))
+    except (RecursionError, ValueError):
+        return source
+
+
 def tokens(source):
     """The normalised tokens of ``source`` (a list of strings); see the module docstring."""
+    source = normal_form(source)
     out = []
     previous = None        # the previous significant token
     at_statement_start = True
@@ -80,13 +152,34 @@ def normalise(source):
     return " ".join(tokens(source))
 
 
+def submission_sources(folder):
+    """{relative path: text} of every .py file of a submission folder (helper modules too), in a fixed order."""
+    found = {}
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        found[os.path.relpath(path, folder)] = f.read()
+                except OSError:
+                    pass
+    return found
+
+
+def joined(source):
+    """One text from a submission's sources (a dict of files, or already a str)."""
+    return source if isinstance(source, str) else "\n\n".join(source[name] for name in sorted(source))
+
+
 def _hash(gram):
     return int.from_bytes(hashlib.blake2b(" ".join(gram).encode(), digest_size=8).digest(), "big")
 
 
 def fingerprints(source, k=K, window=W):
     """The winnowed k-gram hashes of ``source``: a set of ints (stable from run to run)."""
-    words = tokens(source)
+    words = tokens(joined(source))
     hashes = [_hash(words[i:i + k]) for i in range(len(words) - k + 1)]
     if len(hashes) <= window:
         return set(hashes)
@@ -169,7 +262,7 @@ def _imports(source):
 def reference_flags(source, assignment):
     """Flags (a list of str, empty when none) for a submission that copies a reference or minigrad's code.
 
-    source:     the submission's text
+    source:     the submission: {file name: text} (``submission_sources``), or one file's text
     assignment: an Assignment, a shipped assignment's name, or an assignment folder
 
     The handed-out (student) version of the assignment's file is removed first;
@@ -184,14 +277,20 @@ def reference_flags(source, assignment):
     from .make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
-    own = fingerprints(source) - fingerprints(handed_out)
+    files = {assignment.module: source} if isinstance(source, str) else dict(source)
+    own = fingerprints(files) - fingerprints(handed_out)
     flags = []
-    extra = sorted(name for name in _imports(source) - _imports(handed_out)
+    imported = set().union(*(_imports(text) for text in files.values())) if files else set()
+    extra = sorted(name for name in imported - _imports(handed_out)
                    if name == "minigrad" or name.startswith("minigrad."))
     for name in extra:
         if not any(other.startswith(name + ".") for other in extra):   # the most specific name only
             flags.append(f"imports {name}, which the handed-out file does not: minigrad's own code "
                          "may be doing the work")
+    reaching = sorted(set().union(*(_reaching(text) for text in files.values()))) if files else []
+    if reaching:
+        flags.append(f"reaches modules or objects by name at run time ({', '.join(reaching)}): code found that "
+                     "way is not in any import, so it may be minigrad's own code doing the work")
     if len(own) < MIN_FINGERPRINTS:
         return flags
     candidates = []
@@ -202,7 +301,7 @@ def reference_flags(source, assignment):
         relative = os.path.relpath(path, os.path.dirname(MINIGRAD_DIR)).replace(os.sep, "/")
         candidates.append((f"minigrad's own {relative}", _file_fingerprints(path, os.path.getmtime(path))))
     base = fingerprints(handed_out)
-    functions = [(name, fingerprints(text) - base) for name, text in _functions(source)]
+    functions = [(name, fingerprints(text) - base) for file_text in files.values() for name, text in _functions(file_text)]
     functions = [(name, prints) for name, prints in functions if len(prints) >= MIN_FUNCTION_FINGERPRINTS]
     for what, prints in candidates:
         share = len(own & prints) / len(own)
@@ -212,6 +311,30 @@ def reference_flags(source, assignment):
             flags.append(f"{share:.0%} of the submission's own code matches {what} (names, spacing and "
                          "comments aside)" + (f"; functions that match it: {', '.join(matched)}" if matched else ""))
     return flags
+
+
+REACHING = {("sys", "modules"), ("importlib", "import_module"), ("gc", "get_objects"), ("gc", "get_referrers"),
+            ("importlib", "__import__"), ("builtins", "__import__")}
+
+
+def _reaching(source):
+    """What ``source`` uses to reach modules or objects by name (sys.modules, __import__, ...)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and (node.value.id, node.attr) in REACHING:
+            found.add(f"{node.value.id}.{node.attr}")
+        elif isinstance(node, ast.Name) and node.id == "__import__":
+            found.add("__import__")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "importlib", "gc") \
+                and any((node.module, alias.name) in REACHING for alias in node.names):
+            found.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if (node.module, alias.name) in REACHING)
+    return found
 
 
 def _functions(source):

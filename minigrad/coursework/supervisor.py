@@ -1,6 +1,7 @@
 """The worker's parent: starts it, outlives it, and leaves no process of it behind.
 
-    python -I -S supervisor.py CONFIG_JSON        (started by sandbox.py; standard library only)
+    python -I -S supervisor.py FD        (started by sandbox.py; standard library only; the config, JSON,
+                                          is read from the pipe FD, never from the command line)
 
 Why a process between the grader and the worker:
     - ``os.getppid()`` in the worker names this process, not the grader: a
@@ -10,22 +11,45 @@ Why a process between the grader and the worker:
       the worker starts and orphans, even after setsid and a double fork, is
       re-parented here instead of to init, so it can still be found and killed.
 
-It starts the worker in a new session, reports the worker's pid, and
-waits until the worker exits or the grader closes the control pipe ("done").
+Isolation (config "isolation", chosen by sandbox.isolation()): with
+"namespaces" or "user-namespaces" it first enters new pid, network, IPC and
+UTS namespaces (isolation.py), so the worker is pid 1 of a namespace of its
+own; with "uid" or "none" (no namespaces allowed) it watches the disk the
+worker uses instead (its folder and, with a uid of its own, what that uid owns
+in /tmp, /var/tmp and /dev/shm), kills a worker over ``scratch_mb``, and
+removes what that uid left there.
+
+It starts the worker in a new session, hands it its config on a pipe, reports
+the worker's pid, and waits until the worker exits or the grader closes the
+control pipe ("done").
 Then it kills the worker's session and every process below itself (and, when
 the worker runs as a uid of its own, every process of that uid), reaps them,
-checks that none is left, reports the worker's exit status and "clean" (or
-the pids left) and exits.
+checks that none is left, reports the worker's exit status and CPU seconds
+("exit CODE CPU", or "exit disk") and "clean" (or the pids left) and exits.
 """
 import ctypes
+import importlib.util
 import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
+import time
 
 PR_SET_CHILD_SUBREAPER = 36
+WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+DISK_CHECK_S = 0.2
+
+
+def _load(name):
+    """A module of this folder by its path (python -I puts no folder of ours on sys.path)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("minigrad_sandbox_" + name, os.path.join(here, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def become_subreaper():
@@ -98,26 +122,126 @@ def kill_all(me, session, uid, rounds=200):
     return leftovers(me, session, uid)
 
 
+def _owned(folder, uid, found):
+    """Paths under ``folder`` owned by ``uid`` (not following links): files and folders.  Only world-writable
+    folders are searched further: nowhere else can that uid have created anything (outside its own folders)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            found.append((entry.path, info))
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
+            _owned(entry.path, uid, found)
+    return found
+
+
+def disk_used(workdir, uid):
+    """Bytes the worker has written: its folder, and (with a uid of its own) all its uid owns in /tmp & co."""
+    total = 0
+    for root, _, files in os.walk(workdir):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass
+    if uid is not None:
+        for top in WORLD_WRITABLE:
+            for path, info in _owned(top, uid, []):
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    total += disk_used(path, None)
+    return total
+
+
+def remove_owned(uid):
+    """Remove everything ``uid`` owns in the world-writable folders (after its processes are gone)."""
+    import shutil
+    for top in WORLD_WRITABLE:
+        for path, info in _owned(top, uid, []):
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def probe():
+    """Which isolation this machine allows: enter the namespaces, build a worker's view in a child; print it."""
+    isolation = _load("isolation")
+    try:
+        mode = isolation.enter_namespaces()
+    except OSError as error:
+        print(f"none {error}")
+        return
+    child = os.fork()
+    if child == 0:
+        import tempfile
+        try:
+            isolation.private_view(tempfile.mkdtemp(), 1)
+            if mode == "user-namespaces":
+                isolation.lock()
+            code = 0 if [n for n in os.listdir("/proc") if n.isdigit()] == ["1"] else 1
+        except BaseException as error:
+            os.write(2, f"{error}\n".encode())
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(child, 0)
+    print(mode if status == 0 else "none the namespaces were created but a worker's view could not be built")
+
+
 def main(config):
     """fd 0 and 1: the protocol pipes, handed to the worker; fd "control": the grader closes it when done;
-    fd "status": where the worker's pid, then "clean" (or the pids left), go back to the grader."""
+    fd "status": where the worker's pid, then its exit and "clean" (or the pids left), go back to the grader."""
     become_subreaper()
+    mode = config["worker"]["isolation"]
+    if mode in ("namespaces", "user-namespaces"):
+        _load("isolation").enter_namespaces()   # the grader probed: a refusal now is the grader's failure
+    uid = config.get("uid")
+    config_read, config_write = os.pipe()
     with open(config["log"], "ab") as log:
-        worker = subprocess.Popen(config["command"], cwd=config["workdir"], env=config["env"], stdin=0, stdout=1,
-                                  stderr=log, start_new_session=True)
+        worker = subprocess.Popen(config["command"] + [str(config_read)], cwd=config["workdir"], env=config["env"],
+                                  stdin=0, stdout=1, stderr=log, start_new_session=True, pass_fds=(config_read,))
+    os.close(config_read)
+    with os.fdopen(config_write, "w") as pipe:   # the worker's config: on a pipe, not on a command line
+        pipe.write(json.dumps(config["worker"]))
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)   # only the worker holds the protocol pipes: its end is the grader's end-of-file
     os.dup2(null, 1)
     os.write(config["status"], f"{worker.pid}\n".encode())
-    while worker.poll() is None:
+    watch = mode in ("uid", "none")
+    limit, checked, code, cpu = config["scratch_mb"] << 20, time.monotonic(), None, 0.0
+    while True:
+        done, status, usage = os.wait4(worker.pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
+            break
         ready, _, _ = select.select([config["control"]], [], [], 0.05)
         if ready and not os.read(config["control"], 64):
             break      # the grader is done with the worker (or is gone)
-    code = worker.poll()   # None: still running when the grader said done
-    left = kill_all(os.getpid(), worker.pid, config.get("uid"))
-    os.write(config["status"], f"exit {code}\n".encode())
+        if watch and time.monotonic() - checked > DISK_CHECK_S:
+            checked = time.monotonic()
+            if disk_used(config["workdir"], uid) > limit:
+                code = "disk"
+                break
+    left = kill_all(os.getpid(), worker.pid, uid)
+    if watch and uid is not None:
+        remove_owned(uid)
+    os.write(config["status"], f"exit {code} {cpu:.3f}\n".encode())
     os.write(config["status"], (("clean" if not left else "left " + " ".join(map(str, left))) + "\n").encode())
 
 
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    if sys.argv[1] == "--probe":
+        probe()
+    else:
+        with os.fdopen(int(sys.argv[1])) as f:
+            main(json.load(f))

@@ -13,6 +13,7 @@ from .diagnostics import diagnose_gradient, dtype_problem
 
 
 def _grad_names(count, names):
+    __tracebackhide__ = True
     names = list(names) if names is not None else [f"input {k}" for k in range(count)]
     if len(names) != count:
         raise ValueError(f"check_backward: {len(names)} names for {count} inputs")
@@ -27,11 +28,14 @@ def check_backward(forward, backward, inputs, names=None, seed=0, atol=1e-5, rto
     time_axes: {name: axis} for sequence gradients (per-step diagnosis, as the grader does)
 
     The objective is L = sum_k <v_k, y_k> for random upstream gradients v_k
-    (seeded), so every element of every gradient is checked.  An element
+    (seeded), so every element of every gradient is checked.  Its frames are
+    hidden from pytest's traceback (``__tracebackhide__``): a failing public
+    test shows the diagnosis first, not this function's code.  An element
     passes when |yours - numeric| <= atol + rtol |numeric| (the grader's
     default tolerances); NaN or inf never passes.  Returns one row per input
     (``finite_differences.compare``'s dict, plus ``message``) when all pass.
     """
+    __tracebackhide__ = True   # pytest: the student reads the diagnosis, not the checker's code
     rng = numpy.random.default_rng(seed)
     inputs = [numpy.array(x, dtype=numpy.float64) for x in inputs]
     names = _grad_names(len(inputs), names)

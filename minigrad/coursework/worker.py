@@ -2,21 +2,21 @@
 
 The grader (sandbox.py) starts this file as a fresh interpreter,
 
-    python -I worker.py CONFIG_JSON
+    python -I -S -B worker.py FD        (its config, JSON, on the pipe FD; sys.path from the config)
 
-in an empty temporary folder holding a copy of the student's folder, with
-protocol requests on stdin and replies on stdout.  Its life:
+in a temporary folder holding a copy of the student's folder, with protocol
+requests on stdin and replies on stdout.  Its life:
 
     1. import NumPy and minigrad (the library, which checks of kind "function"
        and "autograd" need) and a few standard modules students use;
     2. move the protocol pipes aside (prints go to a log, never to the grader),
        refuse imports of ``minigrad.coursework`` (the grader and the shipped
        reference solutions are not the submission's to import), lower its
-       limits (resource.setrlimit: memory, CPU time, file size, processes) and,
-       when started as root, cover the folders the grader names (the shipped
-       assignments, the instructor's assignment, the class's submissions, the
-       reports) with empty mounts where the OS allows, then become the
-       unprivileged user the config names;
+       limits (resource.setrlimit: memory, CPU time, file size, processes);
+       with namespaces, build its private view (isolation.py: its own /proc,
+       everything read-only, a private size-capped /tmp holding its folder,
+       the grader's folders covered); as root, become the unprivileged user
+       the config names;
     3. import the submission (its folder first on sys.path, so its helper
        modules import), report how that went, then answer requests:
 
@@ -55,9 +55,9 @@ PRELOAD = ("numpy.random", "numpy.linalg", "numpy.fft", "minigrad.nn.functional"
            "tempfile", "shutil", "textwrap", "pprint", "gc", "io", "struct", "abc")
 
 
-def _load_protocol():
-    """protocol.py, loaded by its path: importing minigrad.coursework would load the grader too."""
-    spec = importlib.util.spec_from_file_location("minigrad_wire_protocol", os.path.join(HERE, "protocol.py"))
+def _load(name):
+    """protocol.py or isolation.py, loaded by its path: importing minigrad.coursework would load the grader."""
+    spec = importlib.util.spec_from_file_location("minigrad_worker_" + name, os.path.join(HERE, name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -72,6 +72,28 @@ class NoCoursework:
             raise ImportError(f"{name} cannot be imported while grading: the grader and the reference "
                               "solutions are not part of what a submission may use")
         return None
+
+
+def answer_stubs(library, names):
+    """Stand-ins for the library modules that implement the assignment's answer (checks.json "answer_modules"),
+    put in sys.modules before minigrad is imported: the library imports them, the student's code reaches only
+    names that raise.  Their top-level names are read from the source, which is never run here."""
+    import ast
+    import types
+    for name in names:
+        path = os.path.join(library, *name.split(".")) + ".py"
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        stub = types.ModuleType(name, f"{name} implements this assignment's answer: not available while grading")
+        defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        defined += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+
+        def unavailable(*args, _name=name, **kwargs):
+            raise ImportError(f"{_name} implements this assignment's answer: it cannot be used while grading "
+                              "(write the function yourself)")
+        for attribute in defined:
+            setattr(stub, attribute, unavailable)
+        sys.modules[name] = stub
 
 
 def set_limits(config):
@@ -90,34 +112,6 @@ def set_limits(config):
         soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value if which != resource.RLIMIT_CPU else value + 1))
-
-
-CLONE_NEWNS, MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = (
-    0x20000, 0x1, 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000)
-
-
-def hide(paths, keep):
-    """Cover each of ``paths`` with an empty, unreadable tmpfs in a mount namespace of this process's own.
-
-    Root only, Linux only, and only where the OS lets root do it (a container without CAP_SYS_ADMIN does not):
-    returns the paths hidden.  A path holding one of ``keep`` (the worker's folder, the library) stays."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return []
-    hidden = []
-    for path in paths:
-        path = os.path.realpath(path)
-        if not os.path.exists(path) or any((k + os.sep).startswith(path + os.sep) for k in keep):
-            continue
-        if os.path.isdir(path):
-            done = libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                              b"size=4k,mode=000")
-        else:
-            done = libc.mount(os.devnull.encode(), path.encode(), None, MS_BIND, None)
-        if done == 0:
-            hidden.append(path)
-    return hidden
 
 
 def drop_privileges(uid, gid):
@@ -378,9 +372,11 @@ def serve(protocol, requests, replies, submission):
 def main(config):
     global OUTPUT_MB
     OUTPUT_MB = config["output_mb"]
-    protocol = _load_protocol()
+    sys.path[:] = [p for p in sys.path if p] + [p for p in config["path"] if p not in sys.path]   # no site: no .pth
+    protocol, isolation = _load("protocol"), _load("isolation")
     import numpy  # the grader's arrays arrive as NumPy arrays
     sys.path.insert(0, config["library"])   # the grader's own minigrad, whatever is installed
+    answer_stubs(config["library"], config.get("answers", []))
     import minigrad  # the library: checks of kind "function" and "autograd" use it
     for name in PRELOAD:
         __import__(name)
@@ -394,12 +390,21 @@ def main(config):
     for name in [n for n in sys.modules if n == "minigrad.coursework" or n.startswith("minigrad.coursework.")]:
         del sys.modules[name]
     os.umask(0o077)
+    hidden, mode = [], config["isolation"]
+    keep = [os.path.dirname(os.path.abspath(minigrad.__file__)), os.path.dirname(os.path.abspath(numpy.__file__)),
+            sys.prefix, sys.base_prefix] + [p for p in sys.path if os.path.isdir(p)]
+    try:
+        if mode in ("namespaces", "user-namespaces"):
+            hidden = isolation.private_view(os.getcwd(), config["scratch_mb"], config["hide"],
+                                            [os.path.realpath(k) for k in keep], owner=config["uid"])
+            os.environ.update(TMPDIR="/tmp", HOME=os.getcwd())
+            if mode == "user-namespaces":
+                isolation.lock()
+    except OSError as error:   # the probe said this works: the grader's side, not the student's
+        protocol.write_message(replies, {"status": "sandbox", "message": str(error)})
+        return
     set_limits(config)
-    hidden = []
     if config.get("uid") is not None:
-        keep = [os.getcwd(), os.path.dirname(os.path.abspath(minigrad.__file__)),
-                os.path.dirname(os.path.abspath(numpy.__file__)), sys.prefix, sys.base_prefix]
-        hidden = hide(config.get("hide", []), [os.path.realpath(k) for k in keep])
         drop_privileges(config["uid"], config["gid"])
     installed = dict.fromkeys([sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(numpy.__file__)),
                                os.path.dirname(os.path.abspath(minigrad.__file__))])
@@ -411,7 +416,9 @@ def main(config):
     path = os.path.join(os.getcwd(), config["module"])
     try:
         if not os.path.isfile(path):
-            raise StudentError(f"there is no {config['module']} in your submission")
+            found = sorted(name for name in os.listdir(".") if name.endswith(".py"))
+            raise StudentError(f"there is no {config['module']} in your submission (found: "
+                               f"{', '.join(found) or 'no .py file'}): name your file {config['module']}")
         spec = importlib.util.spec_from_file_location(module_name, path)
         submission = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = submission
@@ -424,5 +431,6 @@ def main(config):
 
 
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    with os.fdopen(int(sys.argv[1])) as config_pipe:   # the config comes on a pipe, not on the command line
+        main(json.loads(config_pipe.read()))
     os._exit(0)   # no interpreter teardown: the submission's atexit handlers do not run
