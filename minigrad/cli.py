@@ -101,11 +101,10 @@ def _notebooks(args):
 def version_line():
     """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on."""
     import platform
-    import numpy
-    from . import __version__
+    from . import __version__, backend
     where = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
-            f"Python {platform.python_version()}, NumPy {numpy.__version__}")
+            f"Python {platform.python_version()}, NumPy {backend.numpy.__version__}")
 
 
 def parser():
