@@ -49,7 +49,7 @@ def _install_lines():
     for path in files:
         if path.is_file() and ".git" not in path.parts and "output" not in path.parts and path != Path(__file__):
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-                for command in re.split(r"&&|;|\|\|", line):     # the pip command itself, not what follows it
+                for command in re.split(r"&&|;|\|\||\s#\s", line):  # the pip command, not what follows it
                     if "pip install" in command:
                         yield f"{path.relative_to(ROOT)}:{number}", command
 
