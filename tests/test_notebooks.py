@@ -18,7 +18,7 @@ from pathlib import Path
 import nbclient   # the test extra installs nbclient, ipykernel (the python3 kernel) and jupytext
 import nbformat
 import pytest
-from jupyter_client import KernelManager
+from jupyter_client import AsyncKernelManager
 
 import minigrad
 from minigrad import cli, lesson
@@ -42,7 +42,7 @@ async def _execute(path, limit):
     async with limit:
         notebook = nbformat.read(path, as_version=4)
         # local sockets (ipc) instead of TCP: nothing listens on the network, and the kernel says nothing
-        kernel = KernelManager(kernel_name="python3", transport="ipc", ip=str(path.with_suffix(".kernel")))
+        kernel = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(path.with_suffix(".kernel")))
         client = nbclient.NotebookClient(notebook, km=kernel, timeout=CELL_LIMIT_S,
                                          resources={"metadata": {"path": str(path.parent)}})
         started = time.perf_counter()
