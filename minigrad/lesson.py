@@ -285,9 +285,9 @@ _blas_limit = None   # threadpoolctl's handle on the limit the last setup() set,
 def _blas_threads(asked):
     """Give the BLAS library (OpenBLAS, MKL) ``asked`` threads, or its own default for "default".
 
-    The lessons' matrices are small (tens to hundreds of rows), where one thread is about
-    as fast as two on an idle machine and several times faster on a busy one
-    (lessons/README.md, "BLAS threads"): lessons run with one unless told otherwise.
+    The lessons' matrices are small (tens to hundreds of rows), where OpenBLAS's threads
+    cost more than they save: on a 2-core machine all fourteen lessons ran 2.8x faster on
+    one thread, loaded or not, and none much slower (lessons/README.md, "BLAS threads").
     NumPy is loaded by then, so an environment variable such as OPENBLAS_NUM_THREADS would
     come too late; threadpoolctl changes the running library.  Returns the line to print.
     """
