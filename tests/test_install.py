@@ -45,9 +45,11 @@ def test_the_installed_metadata_has_the_same_version():
 
 def _install_lines():
     """Every line of the repository's text that says `pip install` (this file aside)."""
-    files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".sh", ".txt", ".toml") or p.parent.name == ".ci"]
+    files = [ROOT / "README.md", ROOT / "pyproject.toml", *(ROOT / ".ci").iterdir()]
+    for folder in ("minigrad", "lessons", "tests", "benchmarks"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".sh", ".txt", ".json")]
     for path in files:
-        if path.is_file() and ".git" not in path.parts and "output" not in path.parts and path != Path(__file__):
+        if path.is_file() and "output" not in path.parts and path != Path(__file__):
             for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 for command in re.split(r"&&|;|\|\||\s#\s", line):  # the pip command, not what follows it
                     if "pip install" in command:
