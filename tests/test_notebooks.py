@@ -32,6 +32,8 @@ CELL_LIMIT_S = 240
 def _kernel_environment():
     env = dict(os.environ)
     env["MINIGRAD_QUICK"] = "1"
+    # this checkout's minigrad, whatever else is installed (as in test_lessons.py)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.pop("MINIGRAD_LESSON_OUT", None)   # the default output folder next to the notebook is under test
     env.pop("MPLBACKEND", None)            # the kernel's own inline backend
     env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
