@@ -98,3 +98,17 @@ def test_only_files_of_comparisons_skip_whole_without_torch():
     comparisons = re.compile(r"test_(\w+_parity|program_\w+|torch_names)\.py")
     assert whole and all(comparisons.fullmatch(name) for name in whole), \
         [name for name in whole if not comparisons.fullmatch(name)]
+
+
+def test_a_missing_python_is_a_skip_line_in_the_matrix_never_a_silent_pass(tmp_path):
+    """.ci/matrix with no pyenv Pythons: each row says SKIP and NOT tested, and the summary repeats it."""
+    env = {"PATH": "/usr/bin:/bin", "PYENV_ROOT": str(tmp_path), "TMPDIR": str(tmp_path)}
+    result = subprocess.run(["bash", str(ROOT / ".ci" / "matrix")], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    for row, python in (("floors", "3.10"), ("colab", "3.12"), ("newest", "3.13")):
+        assert any(line.startswith(f"SKIP: matrix row '{row}' needs Python {python}.") and line.endswith("NOT tested")
+                   for line in lines), result.stdout
+        assert any(line.startswith(f"SKIP    {row}: Python {python}.") and "did not run" in line
+                   for line in lines[lines.index(next(l for l in lines if l.startswith("=== matrix summary"))):])
+    assert "passed" not in result.stdout and "ok  " not in result.stdout
