@@ -286,8 +286,8 @@ def _blas_threads(asked):
     """Give the BLAS library (OpenBLAS, MKL) ``asked`` threads, or its own default for "default".
 
     The lessons' matrices are small (tens to hundreds of rows), where OpenBLAS's threads
-    cost more than they save: on a 2-core machine all fourteen lessons ran 2.8x faster on
-    one thread, loaded or not, and none much slower (lessons/README.md, "BLAS threads").
+    cost more than they save: on a 2-core machine all fourteen lessons ran 2.5-2.8x faster
+    on one thread, lightly loaded or busy, and none much slower (lessons/README.md, "BLAS threads").
     NumPy is loaded by then, so an environment variable such as OPENBLAS_NUM_THREADS would
     come too late; threadpoolctl changes the running library.  Returns the line to print.
     """
