@@ -7,6 +7,8 @@ The package reads like the course: backend (where arrays live), autograd
 (the graph and the chain rule), tensor, creation, functions/ (every primitive's forward
 and backward), finite_differences and gradient_check (gradcheck), nn/ (layers), functional (F), optim, serialization.
 """
+__version__ = "0.1.0"   # the one source: pyproject.toml reads it, `minigrad --version` prints it
+
 from . import backend
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .backend import manual_seed
@@ -42,7 +44,6 @@ from .ops import (
 )
 from . import absent as _absent
 
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

@@ -3,7 +3,7 @@
 Devices are named as in PyTorch:
 
     "cpu"   NumPy arrays
-    "cuda"  CuPy arrays (imported lazily; install with ``pip install "minigrad[gpu]"``)
+    "cuda"  CuPy arrays (imported lazily; install with ``pip install "minigrad-seq[gpu]"``)
 
 Every op asks ``array_module(*arrays)`` for the module of its inputs (called
 ``xp`` by convention) and calls ``xp.exp``, ``xp.matmul``, ... on it, never
@@ -41,8 +41,8 @@ def _load_cupy():
         except Exception as error:  # ImportError, or CUDA present but no GPU / driver
             raise DeviceError(
                 f'device "cuda" is not available ({type(error).__name__}: {error}). '
-                'Install CuPy with: pip install "minigrad[gpu]" on a machine with an '
-                'NVIDIA GPU, or use device="cpu".'
+                'Install CuPy with: pip install "minigrad-seq[gpu]" (CuPy for CUDA 12, cupy-cuda12x) '
+                'on a machine with an NVIDIA GPU, or use device="cpu".'
             ) from None
         _cupy = cupy
         _devices["cuda"] = cupy

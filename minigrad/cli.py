@@ -8,6 +8,7 @@
                    [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
     minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
     minigrad lessons notebooks [OUT] [--lessons PATH]
+    minigrad --version
 
 The lessons ship in the repository (lessons/), not in the package: ``minigrad
 lessons`` reads them from ``--lessons`` (default ./lessons, so run it from the
@@ -119,8 +120,19 @@ def _notebooks(args):
     return 0
 
 
+def version_line():
+    """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on."""
+    import platform
+    from . import __version__, backend
+    where = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
+            f"Python {platform.python_version()}, NumPy {backend.numpy.__version__}")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="minigrad", description="minigrad coursework tools")
+    top = argparse.ArgumentParser(prog="minigrad", description="minigrad coursework tools",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # --version on one line
+    top.add_argument("--version", action="version", version=version_line())
     commands = top.add_subparsers(dest="command", required=True)
     assignment = commands.add_parser("assignment", help="list or make assignments")
     actions = assignment.add_subparsers(dest="action", required=True)

@@ -14,6 +14,7 @@ and as a notebook:
     --device cuda    or  MINIGRAD_DEVICE=cuda run on CuPy
     --out FOLDER     or  MINIGRAD_LESSON_OUT  where figures and tables go
     --seed N                                  (default 0)
+    --blas-threads N or  MINIGRAD_BLAS_THREADS  BLAS threads (default 1; "default": the library's own)
 
 In a notebook (a Jupyter kernel: Jupyter, VS Code, Colab) the command line is
 the kernel's, so only the environment counts; figures are shown inline and
@@ -38,7 +39,7 @@ import time
 
 from . import backend
 
-OPTIONS = ("--quick", "--device", "--out", "--seed")
+OPTIONS = ("--quick", "--device", "--out", "--seed", "--blas-threads")
 
 
 def _flag(name):
@@ -71,15 +72,17 @@ def _notebook_folder(name):
     return None
 
 
-def _default_output(name):
+def _default_output(name, quick=False):
+    """output/NN_name next to the lesson (output/quick/NN_name in quick mode: the full run's figures stay)."""
     if in_notebook():
         folder = _notebook_folder(name)
     else:
         script = sys.argv[0] if sys.argv else ""
         folder = os.path.dirname(os.path.abspath(script)) if os.path.basename(script).startswith(name) else None
+    mode = ("quick",) if quick else ()
     if folder:                                      # next to `lessons/NN_name.py` (or .ipynb)
-        return os.path.join(folder, "output", name)
-    return os.path.join(tempfile.gettempdir(), "minigrad-lessons", name)
+        return os.path.join(folder, "output", *mode, name)
+    return os.path.join(tempfile.gettempdir(), "minigrad-lessons", *mode, name)
 
 
 def _writable(folder):
@@ -114,17 +117,30 @@ class Run:
 
     # ---------------------------------------------------------------- figures
     def pyplot(self):
-        """matplotlib.pyplot (on the headless Agg backend in a script), or None when matplotlib is missing."""
+        """matplotlib.pyplot (on the headless Agg backend in a script), or None when matplotlib is missing.
+
+        In a notebook the kernel's inline backend is kept; if it cannot be set up (an
+        inline backend too new for the installed matplotlib, say), figures are drawn on
+        Agg instead: still saved, and still shown, since savefig displays the PNG file.
+        """
         if self._pyplot is None:
             try:
                 import matplotlib
-                if not self.notebook:       # a kernel keeps its inline backend
-                    matplotlib.use("Agg")
-                import matplotlib.pyplot as plt
             except ImportError:
                 print("(matplotlib is not installed: figures are skipped; pip install matplotlib)")
                 self._pyplot = False
                 return None
+            if not self.notebook:
+                matplotlib.use("Agg")
+            try:
+                import matplotlib.pyplot as plt
+                plt.close(plt.figure())     # loads the backend now, not at the lesson's first figure
+            except Exception as error:      # any failure of the kernel's backend, not only ImportError
+                print(f"(the notebook's figure backend failed: {type(error).__name__}: {error}; "
+                      "figures are drawn with Agg, saved as PNG and shown from the files)")
+                matplotlib.use("Agg", force=True)
+                import matplotlib.pyplot as plt
+                plt.switch_backend("Agg")
             self._pyplot = plt
         return self._pyplot or None
 
@@ -261,6 +277,45 @@ def _device(asked, fallback):
         raise SystemExit(f"minigrad lesson: {error}") from None  # printed as one line, exit status 1
 
 
+# ------------------------------------------------------------------- BLAS threads
+LESSON_BLAS_THREADS = "1"
+_blas_limit = None   # threadpoolctl's handle on the limit the last setup() set, to undo it
+
+
+def _blas_threads(asked):
+    """Give the BLAS library (OpenBLAS, MKL) ``asked`` threads, or its own default for "default".
+
+    The lessons' matrices are small (tens to hundreds of rows), where OpenBLAS's threads
+    cost more than they save: on a 2-core machine all fourteen lessons ran 2.5-2.8x faster
+    on one thread, lightly loaded or busy, and none much slower (lessons/README.md, "BLAS threads").
+    NumPy is loaded by then, so an environment variable such as OPENBLAS_NUM_THREADS would
+    come too late; threadpoolctl changes the running library.  Returns the line to print.
+    """
+    global _blas_limit
+    from threadpoolctl import threadpool_info, threadpool_limits
+    if _blas_limit is not None:              # setup() again in the same kernel: start from the defaults
+        _blas_limit.restore_original_limits()
+        _blas_limit = None
+    pools = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    if not pools:
+        return "BLAS threads: no BLAS library found to set"
+    library = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}.get(pools[0]["internal_api"], "BLAS")
+    default = pools[0]["num_threads"]
+    if asked == "default":
+        return f"BLAS threads: {default} ({library}'s default here; --blas-threads 1 is faster for the lessons)"
+    _blas_limit = threadpool_limits(limits=int(asked), user_api="blas")
+    return (f"BLAS threads: {asked} ({library}'s default here is {default}; "
+            "--blas-threads default or MINIGRAD_BLAS_THREADS=default restores it)")
+
+
+def _blas_option(value):
+    value = value.strip().lower()
+    if value != "default" and not (value.isdigit() and int(value) > 0):
+        raise SystemExit(f"minigrad lesson: --blas-threads {value!r}: use a number of threads (1, 2, ...) "
+                         "or default")
+    return value
+
+
 def setup(name, description=None, argv=None, fallback_device=None):
     """Parse the lesson's options, seed minigrad, make the output folder; returns a Run.
 
@@ -277,6 +332,9 @@ def setup(name, description=None, argv=None, fallback_device=None):
     parser.add_argument("--device", default=None, help='"cpu" (default) or "cuda"')
     parser.add_argument("--out", default=None, help="folder for figures and tables")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--blas-threads", default=None,
+                        help=f"BLAS threads: a number, or default for the library's own (lesson default "
+                             f"{LESSON_BLAS_THREADS}; also MINIGRAD_BLAS_THREADS)")
     if argv is None:
         argv = [] if notebook else sys.argv[1:]
     args, unknown = parser.parse_known_args(argv)
@@ -285,9 +343,9 @@ def setup(name, description=None, argv=None, fallback_device=None):
     quick = args.quick or _flag("MINIGRAD_QUICK")
     device = _device(args.device, fallback_device)
     os.environ["MINIGRAD_DEVICE"] = device
-    output = args.out or os.environ.get("MINIGRAD_LESSON_OUT") or _default_output(name)
+    output = args.out or os.environ.get("MINIGRAD_LESSON_OUT") or _default_output(name, quick)
     if not _writable(output):
-        output = os.path.join(tempfile.gettempdir(), "minigrad-lessons", name)
+        output = os.path.join(tempfile.gettempdir(), "minigrad-lessons", *(("quick",) if quick else ()), name)
         os.makedirs(output, exist_ok=True)
     results = os.path.join(output, "results.md")
     if os.path.exists(results):
@@ -295,7 +353,9 @@ def setup(name, description=None, argv=None, fallback_device=None):
 
     from . import manual_seed
     manual_seed(args.seed)
+    threads = _blas_option(args.blas_threads or os.environ.get("MINIGRAD_BLAS_THREADS") or LESSON_BLAS_THREADS)
     print(f"minigrad lesson {name}: {'quick' if quick else 'full'} mode on {device}; outputs in {output}")
+    print(_blas_threads(threads))
     return Run(name, quick, device, output, args.seed, notebook=notebook)
 
 
@@ -310,26 +370,32 @@ def find_lessons(folder):
     return lessons
 
 
-def _install_cell(repository):
-    where = f'"{repository}"' if repository else "/path/to/minigrad"
-    return (
-        "# This notebook needs minigrad.  If it is missing, install it from the repository\n"
-        "# (the folder holding pyproject.toml), then restart the kernel:\n"
-        f"#     %pip install -e {where}            (in a cell here)\n"
-        f"#     python -m pip install -e {where}   (in a terminal)\n"
-        "# -e (editable) makes your own edits to minigrad/ reach the lessons.\n"
-        "import importlib.util\n"
-        "\n"
-        "if importlib.util.find_spec(\"minigrad\") is None:\n"
-        f"    raise ModuleNotFoundError('minigrad is not installed: run  %pip install -e {where}  "
-        "and restart the kernel')"
-    )
+INSTALL_CELL = """\
+# minigrad: found, or how to install it (then restart the kernel: Kernel > Restart, in Colab Runtime > Restart).
+#   Jupyter, this notebook in lessons/ of a clone of the repository (its root is one folder up):
+#       %pip install -e ..
+#   Colab, or without a clone (the distribution is minigrad-seq; the import name is minigrad):
+#       %pip install minigrad-seq
+# -e (editable) makes your own edits to minigrad/ reach the lessons.
+import importlib.util
+import os
+
+if importlib.util.find_spec("minigrad") is None:
+    clone = os.path.isfile(os.path.join("..", "pyproject.toml")) and os.path.isdir(os.path.join("..", "minigrad"))
+    raise ModuleNotFoundError("minigrad is not installed: run  " + ("%pip install -e .." if clone else
+                              "%pip install minigrad-seq") + "  in a cell here, then restart the kernel")
+import minigrad
+
+print(f"minigrad {minigrad.__version__} from {os.path.dirname(minigrad.__file__)}")
+"""
 
 
 def write_notebooks(lessons_folder, out=None):
     """Write ``NN_name.ipynb`` for every lesson in ``lessons_folder`` into ``out`` (default: the same folder).
 
-    The first cell of each notebook says how to install minigrad.  Needs jupytext
+    The first cell of each notebook finds minigrad or says how to install it, relative to
+    the notebook (``%pip install -e ..`` from lessons/) or by name in Colab; it names no
+    path of this machine, so the notebooks work wherever they are copied.  Needs jupytext
     (``pip install -e ".[notebook]"``).  Returns the paths written.
     """
     try:
@@ -340,13 +406,11 @@ def write_notebooks(lessons_folder, out=None):
     lessons = find_lessons(lessons_folder)
     out = out or lessons_folder
     os.makedirs(out, exist_ok=True)
-    root = os.path.dirname(os.path.abspath(lessons_folder))
-    repository = root if os.path.exists(os.path.join(root, "pyproject.toml")) else None
     written = []
     for source in lessons:
         notebook = jupytext.read(source, fmt="py:percent")
         notebook.metadata.pop("jupytext", None)        # a plain notebook, not paired with the .py
-        notebook.cells.insert(0, new_code_cell(_install_cell(repository)))
+        notebook.cells.insert(0, new_code_cell(INSTALL_CELL))
         path = os.path.join(out, os.path.basename(source)[:-3] + ".ipynb")
         jupytext.write(notebook, path, fmt="ipynb")
         written.append(path)

@@ -79,9 +79,9 @@ def test_cuda_without_cupy_says_how_to_install():
         pytest.skip("a GPU with CuPy is available here")
     except Exception:
         pass
-    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad[gpu]"')):
+    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad-seq[gpu]"')):
         minigrad.zeros(2, device="cuda")
-    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad[gpu]"')):
+    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad-seq[gpu]"')):
         minigrad.ones(2).to("cuda")
 
 

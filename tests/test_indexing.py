@@ -191,7 +191,7 @@ def test_an_integer_tensor_takes_a_float_value_without_a_graph():
 
 # ---------------------------------------------------------------------------- parity with PyTorch
 
-torch = pytest.importorskip("torch")
+from optional_torch import needs_torch, torch  # noqa: E402  (the comparisons skip without PyTorch)
 
 
 def as_index(library, index):
@@ -214,6 +214,7 @@ def same(ours, theirs):
                           theirs.detach().numpy(), atol=1e-12, rtol=0)
 
 
+@needs_torch
 @pytest.mark.parametrize("case", list(index_cases(None)))
 def test_setitem_matches_torch(case):
     index, value_shape = index_cases(None)[case]
@@ -253,6 +254,7 @@ def in_place_program(library, x, other, source, scalar):
     return z * 3 + w.index_copy(0, index, source * 2)
 
 
+@needs_torch
 def test_a_chain_of_in_place_changes_matches_torch():
     (x, tx), (o, to) = pair((4, 3), 1), pair((4, 3), 2)
     (s, ts), (c, tc) = pair((2, 3), 3), pair((), 4)
@@ -265,6 +267,7 @@ def test_a_chain_of_in_place_changes_matches_torch():
         same(ours.grad, theirs.grad)
 
 
+@needs_torch
 def test_seq2seq_tutorial_encoder_outputs_buffer_matches_torch():
     """encoder_outputs = zeros(L, H); for ei: encoder_outputs[ei] = output[0, 0] (the PyTorch tutorial)."""
     hidden, vocab, max_length, words = 4, 7, 6, [3, 1, 5, 2]
@@ -299,6 +302,7 @@ def test_seq2seq_tutorial_encoder_outputs_buffer_matches_torch():
     assert numpy.abs(to_numpy(ours["embedding"].weight.grad)).sum() > 0     # the gradient reached the encoder
 
 
+@needs_torch
 def test_nodes_recorded_before_a_write_keep_the_old_graph():
     """b = h[[0, 1]] used h before h[0] = v: b's gradient still reaches x through the old h."""
     (x, tx), (v, tv) = pair((3,), 1), pair((), 2)
@@ -328,6 +332,7 @@ def test_a_view_used_after_its_base_was_written_raises(view, node):
         (window * 7).sum().backward()
 
 
+@needs_torch
 def test_a_node_that_reads_no_input_values_allows_a_later_in_place_change():
     # x + w, x - w, mean, sum, cat, neg, clone, cumsum need only shapes in backward and make new arrays:
     # changing x afterwards is fine (as in torch, whose nodes for them save no values); x * w saved x, so it

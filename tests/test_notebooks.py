@@ -10,14 +10,17 @@ in the notebook as an image/png output.  The time of each notebook is printed
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import nbclient   # the test extra installs nbclient, ipykernel (the python3 kernel) and jupytext
 import nbformat
 import pytest
-from jupyter_client import KernelManager
+from jupyter_client import AsyncKernelManager
 
+import minigrad
 from minigrad import cli, lesson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +32,8 @@ CELL_LIMIT_S = 240
 def _kernel_environment():
     env = dict(os.environ)
     env["MINIGRAD_QUICK"] = "1"
+    # this checkout's minigrad, whatever else is installed (as in test_lessons.py)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.pop("MINIGRAD_LESSON_OUT", None)   # the default output folder next to the notebook is under test
     env.pop("MPLBACKEND", None)            # the kernel's own inline backend
     env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
@@ -39,7 +44,7 @@ async def _execute(path, limit):
     async with limit:
         notebook = nbformat.read(path, as_version=4)
         # local sockets (ipc) instead of TCP: nothing listens on the network, and the kernel says nothing
-        kernel = KernelManager(kernel_name="python3", transport="ipc", ip=str(path.with_suffix(".kernel")))
+        kernel = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(path.with_suffix(".kernel")))
         client = nbclient.NotebookClient(notebook, km=kernel, timeout=CELL_LIMIT_S,
                                          resources={"metadata": {"path": str(path.parent)}})
         started = time.perf_counter()
@@ -88,10 +93,30 @@ def test_notebooks_are_written_with_an_install_cell(tmp_path):
     notebook = json.loads(Path(written[0]).read_text())
     first = "".join(notebook["cells"][0]["source"])
     assert notebook["cells"][0]["cell_type"] == "code"
-    assert "pip install -e" in first and 'find_spec("minigrad")' in first
-    assert str(ROOT) in first, "the install line names this repository"
+    assert 'find_spec("minigrad")' in first
+    assert "%pip install -e .." in first, "installs from the repository's root, one folder up from lessons/"
+    assert "Colab" in first and "%pip install minigrad-seq" in first, "a Colab line, with the distribution's name"
+    assert str(ROOT) not in first and str(tmp_path) not in first, "no path of the machine that wrote it"
+    assert "minigrad[" not in first and "install minigrad " not in first, "never the name another project owns"
     assert "jupytext" not in notebook["metadata"], "a plain notebook, not paired with the lesson file"
     assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("where, advice", [("lessons", "%pip install -e .."), ("elsewhere", "%pip install minigrad-seq")])
+def test_the_install_cell_says_how_to_install_from_where_the_notebook_is(tmp_path, where, advice):
+    """Without minigrad, the first cell stops with the command for the notebook's place; with it, says which."""
+    cell = lesson.INSTALL_CELL
+    folder = tmp_path / where
+    folder.mkdir()
+    if where == "lessons":                      # a clone: lessons/ under the root that holds pyproject.toml
+        (tmp_path / "pyproject.toml").write_text("")
+        (tmp_path / "minigrad").mkdir()
+    bare = subprocess.run([sys.executable, "-I", "-S", "-c", cell], cwd=folder, capture_output=True, text=True)
+    assert bare.returncode != 0 and "ModuleNotFoundError" in bare.stderr
+    assert f"minigrad is not installed: run  {advice}  in a cell here" in bare.stderr, bare.stderr
+    installed = subprocess.run([sys.executable, "-c", cell], cwd=folder, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout.startswith(f"minigrad {minigrad.__version__} from ")
 
 
 def test_notebooks_command_says_where_the_lessons_are(tmp_path, capsys):
@@ -106,7 +131,7 @@ def test_lesson_runs_as_a_notebook(executed, stem):
         pytest.fail(f"{stem}.ipynb failed in the kernel after {seconds:.1f} s:\n{str(error)[-4000:]}")
     text = _text(notebook)
     assert "checks passed" in text and "CHECK FAILED" not in text
-    output = folder / "output" / stem                     # next to the notebook, found from the kernel
+    output = folder / "output" / "quick" / stem           # next to the notebook, found from the kernel; quick mode's own
     assert f"outputs in {output}" in text
     saved = sorted(output.glob("*.png"))
     shown = [o for o in _outputs(notebook) if "image/png" in o.get("data", {})]

@@ -11,7 +11,7 @@ import minigrad
 from minigrad import nn, optim
 from minigrad.autograd import GraphError
 
-torch = pytest.importorskip("torch")
+from optional_torch import needs_torch, torch  # noqa: E402  (the comparisons skip without PyTorch)
 
 TOL = {"float64": 1e-10, "float32": 1e-5}
 SHAPES = [(3, 4), (4,), (2, 3, 2)]
@@ -50,6 +50,7 @@ def _assert_close(ours, theirs, tol):
         np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=tol, atol=tol)
 
 
+@needs_torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, kwargs", CONFIGS, ids=[f"{n}-{sorted(k)}" for n, k in CONFIGS])
 def test_steps_match_torch(name, kwargs, dtype, device):
@@ -65,6 +66,7 @@ def test_steps_match_torch(name, kwargs, dtype, device):
     assert all(p.device == device and p.dtype == np.dtype(dtype) for p in ours)
 
 
+@needs_torch
 def test_param_groups_and_none_grads_match_torch(device):
     rng = np.random.default_rng(2)
     ours, theirs = _pair(_draw(rng, "float64"), device)
@@ -129,6 +131,7 @@ def test_bad_arguments_raise_clear_errors():
 
 # ---------------------------------------------------------------------- clipping
 
+@needs_torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
 @pytest.mark.parametrize("max_norm", [0.5, 100.0])
@@ -181,6 +184,7 @@ def _our_opt(lr):
     return optim.SGD([nn.Parameter(minigrad.zeros(1))], lr=lr)
 
 
+@needs_torch
 def test_step_lr_matches_torch():
     ours, theirs = _our_opt(0.5), _torch_opt(0.5)
     got = _lrs(optim.StepLR(ours, step_size=3, gamma=0.3), ours, 12)
@@ -195,6 +199,7 @@ def _noam(d_model, warmup):
     return rate
 
 
+@needs_torch
 def test_noam_matches_torch_lambda_lr_and_peaks_at_warmup():
     ours, theirs = _our_opt(2.0), _torch_opt(2.0)
     got = _lrs(optim.NoamLR(ours, d_model=64, warmup_steps=10), ours, 40)
@@ -205,6 +210,7 @@ def test_noam_matches_torch_lambda_lr_and_peaks_at_warmup():
     assert flat[1] == pytest.approx(2.0 * 64 ** -0.5 * 10 ** -1.5)
 
 
+@needs_torch
 def test_warmup_inverse_sqrt_peaks_at_base_lr():
     ours, theirs = _our_opt(1e-3), _torch_opt(1e-3)
     got = _lrs(optim.WarmupInverseSqrtLR(ours, warmup_steps=4), ours, 20)

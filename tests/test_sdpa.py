@@ -69,7 +69,7 @@ def test_argument_errors_are_named():
 
 # ---------------------------------------------------------------------------- parity with PyTorch
 
-torch = pytest.importorskip("torch")
+from optional_torch import needs_torch, torch  # noqa: E402  (the comparisons skip without PyTorch)
 
 
 def pair(*shape, seed=0):
@@ -97,6 +97,7 @@ def masks(library, seed):
     }
 
 
+@needs_torch
 @pytest.mark.parametrize("case", ["none", "bool", "bool broadcast over heads", "float", "0/-inf float",
                                   "is_causal", "scale", "enable_gqa"])
 def test_sdpa_matches_torch(case):
@@ -125,6 +126,7 @@ def test_sdpa_matches_torch(case):
         close(ours.grad, theirs.grad)
 
 
+@needs_torch
 def test_the_issue_s_causal_mask_now_means_what_it_means_in_torch():
     """The 4th positional argument is attn_mask (True = may attend): off by up to 3.0 before."""
     (q, tq) = pair(1, 4, 4)
@@ -162,6 +164,7 @@ def mha_masks(library, kind):
     }[kind]
 
 
+@needs_torch
 @pytest.mark.parametrize("kind", ["bool", "float", "3-D float", "3-D bool", "none"])
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("average", [True, False])
@@ -182,6 +185,7 @@ def test_multihead_attention_matches_torch(kind, batch_first, average):
         close(ours_x.grad, theirs_x.grad)
 
 
+@needs_torch
 def test_multihead_attention_positional_arguments_are_torch_s():
     ours, theirs = mha_pair(True)
     (x, tx) = pair(2, 3, 4)
@@ -191,6 +195,7 @@ def test_multihead_attention_positional_arguments_are_torch_s():
     assert weights is None and their_weights is None
 
 
+@needs_torch
 def test_word_language_model_float_square_subsequent_mask_matches_torch():
     torch.manual_seed(0)
     theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), 2,
@@ -206,6 +211,7 @@ def test_word_language_model_float_square_subsequent_mask_matches_torch():
 
 # ---------------------------------------------------------------------------- dtypes, as PyTorch
 
+@needs_torch
 @pytest.mark.parametrize("case", ["linear", "nn.Linear", "matmul", "bmm", "layer_norm", "GRU", "LSTM", "sdpa", "MHA"])
 def test_mixing_float32_and_float64_raises_as_in_torch(case):
     def run(library):
@@ -229,6 +235,7 @@ def test_mixing_float32_and_float64_raises_as_in_torch(case):
         run(minigrad)
 
 
+@needs_torch
 @pytest.mark.parametrize("case", ["float32 * int64", "int64 / int64", "int64 * 2.5", "float32 + float64",
                                   "int64 ** 0.5", "float32 * 2.5"])
 def test_type_promotion_matches_torch(case):
@@ -241,6 +248,7 @@ def test_type_promotion_matches_torch(case):
     assert str(run(minigrad).dtype) == str(run(torch).dtype).replace("torch.", "")
 
 
+@needs_torch
 def test_a_learned_float_attn_mask_of_multihead_attention_gets_torch_s_gradient():
     ours, theirs = mha_pair(True)
     (x, tx), (bias, their_bias) = pair(2, 3, 4), pair(3, 3, seed=7)

@@ -6,7 +6,7 @@ import pytest
 import minigrad
 from minigrad import nn
 
-torch = pytest.importorskip("torch")
+from optional_torch import needs_torch, torch  # noqa: E402  (the comparisons skip without PyTorch)
 
 
 def tied_model(library):
@@ -32,6 +32,7 @@ def as_torch(state):
     return {name: torch.from_numpy(value.numpy().copy()) for name, value in state.items()}
 
 
+@needs_torch
 def test_a_torch_state_dict_with_tied_weights_and_packed_attention_loads_as_it_is():
     torch.manual_seed(0)
     theirs = tied_model(torch).double()
@@ -50,6 +51,7 @@ def test_a_torch_state_dict_with_tied_weights_and_packed_attention_loads_as_it_i
     assert [n for n, _ in ours.named_parameters()] == list(their_grads)
 
 
+@needs_torch
 def test_state_dict_round_trips_to_torch():
     ours = tied_model(minigrad)
     theirs = tied_model(torch)
@@ -69,6 +71,7 @@ def test_a_tied_weight_missing_under_one_of_its_names_is_reported_as_torch_does(
     assert numpy.array_equal(ours.wte.weight.numpy(), state["lm_head.weight"].numpy())
 
 
+@needs_torch
 @pytest.mark.parametrize("kdim", [None, 3])
 def test_multihead_attention_parameters_are_torch_s(kdim):
     torch.manual_seed(0)
