@@ -95,7 +95,7 @@ def test_only_files_of_comparisons_skip_whole_without_torch():
     """A module-level importorskip("torch") would skip minigrad's own tests too (tests/optional_torch.py)."""
     whole = [p.name for p in (ROOT / "tests").glob("test_*.py")
              if re.search(r'^torch = pytest\.importorskip\("torch"\)', p.read_text(), re.M)]
-    comparisons = re.compile(r"test_(\w+_parity|program_\w+|torch_names)\.py")
+    comparisons = re.compile(r"test_(\w+_parity|program_\w+|torch_names|teaching_names|ties)\.py")
     assert whole and all(comparisons.fullmatch(name) for name in whole), \
         [name for name in whole if not comparisons.fullmatch(name)]
 

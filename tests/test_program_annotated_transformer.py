@@ -337,7 +337,10 @@ def test_annotated_transformer_trains_and_decodes_as_in_torch(dtype):
         close(our_node, their_node, f"normalised loss at step {step}", tolerance)
         same_gradients(ours, theirs, tolerance)
         noisy = noise_driven(ours, theirs, dtype, noisy)
-        assert all(noisy[name].all() for name in KEY_BIASES)
+        our_named, their_named = dict(ours.named_parameters()), dict(theirs.named_parameters())
+        for name in KEY_BIASES:     # noise, or exactly 0 in both (a GPU's float32 sums can cancel exactly)
+            zero = (their_named[name].grad.numpy() == 0) & (to_numpy(our_named[name].grad) == 0)
+            assert (noisy[name] | zero).all(), name
         assert sum(int(n.sum()) for n in noisy.values()) <= 0.03 * sum(p.numel() for p in theirs.parameters())
         bound += 3 * our_lr
         for L in (minigrad, torch):

@@ -1,6 +1,7 @@
 """optim.RMSprop and optim.Adagrad against torch.optim step by step, every option; the samplers and
 loaders lazy as torch's (an endless loader costs nothing up front); torch's module paths of
 torch.utils.data (issue 18)."""
+import importlib
 import itertools
 import tracemalloc
 
@@ -11,7 +12,7 @@ import minigrad
 from minigrad import nn, optim
 from minigrad.utils.data import BatchSampler, DataLoader, RandomSampler, Sampler, TensorDataset
 
-torch = pytest.importorskip("torch")
+from optional_torch import needs_torch, torch  # the comparisons skip without PyTorch
 
 OPTIONS = [
     ("RMSprop", {}), ("RMSprop", dict(lr=0.05, alpha=0.9, eps=1e-6, weight_decay=0.1)),
@@ -20,6 +21,7 @@ OPTIONS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, options", OPTIONS)
 def test_optimizer_steps_match_torch(name, options, dtype):
@@ -94,8 +96,8 @@ def test_torch_module_paths_of_utils_data():
     from minigrad.utils.data.sampler import RandomSampler as FromSampler, SequentialSampler  # noqa: F401
     assert FromDataloader is DataLoader and FromDataset is TensorDataset and FromSampler is RandomSampler
     assert callable(default_collate) and issubclass(FromDataset, Dataset)
-    import torch.utils.data.dataloader  # noqa: F401  (the same paths exist in torch)
-    import torch.utils.data.dataset  # noqa: F401
-    import torch.utils.data.sampler  # noqa: F401
+    if torch is not None:                           # the same paths exist in torch
+        for path in ("dataloader", "dataset", "sampler"):
+            importlib.import_module(f"torch.utils.data.{path}")
     with pytest.raises(AttributeError, match=r"minigrad\.utils\.data\.IterableDataset is not in minigrad: .*Dataset"):
         minigrad.utils.data.IterableDataset
