@@ -207,11 +207,10 @@ def evaluate(model):
         return model(test_batch.ids, test_batch.lengths).numpy().argmax(1)
 
 
-def train(make_model):
-    minigrad.manual_seed(0)
-    model = make_model().to(run.device)
-    optimizer = optim.Adam(model.parameters(), lr=0.01)
-    batches = BucketIterator(train_ids, batch_size=32, labels=train_labels, seed=0, device=run.device)
+def fit(model, batches, epochs, lr, report=lambda model: {}):
+    """Adam on cross-entropy, gradients clipped to norm 5, ``epochs`` passes over ``batches``;
+    ``report(model)`` adds numbers to each epoch's progress line.  Returns the seconds it took."""
+    optimizer = optim.Adam(model.parameters(), lr=lr)
     progress = run.progress(epochs, every=max(1, epochs // 4), unit="epoch")
     started = time.perf_counter()
     for epoch in range(epochs):
@@ -221,8 +220,17 @@ def train(make_model):
             loss.backward()
             optim.clip_grad_norm_(model.parameters(), 5.0)
             optimizer.step()
-        progress.log(epoch, loss=loss.item(), test_accuracy=metrics.accuracy(evaluate(model), test_y.numpy()))
-    return model, time.perf_counter() - started
+        progress.log(epoch, loss=loss.item(), **report(model))
+    return time.perf_counter() - started
+
+
+def train(make_model):
+    minigrad.manual_seed(0)
+    model = make_model().to(run.device)
+    batches = BucketIterator(train_ids, batch_size=32, labels=train_labels, seed=0, device=run.device)
+    seconds = fit(model, batches, epochs, lr=0.01,
+                  report=lambda model: {"test_accuracy": metrics.accuracy(evaluate(model), test_y.numpy())})
+    return model, seconds
 
 
 truth = test_y.numpy()
@@ -305,19 +313,8 @@ def train_names():
     minigrad.manual_seed(run.seed)
     model = RecurrentClassifier(nn.Embedding(len(char_vocab), 32, padding_idx=PAD_IDX), nn.GRU, name_hidden,
                                 num_classes=len(LANGUAGES)).to(run.device)
-    optimizer = optim.Adam(model.parameters(), lr=0.005)
     batches = BucketIterator(name_ids, batch_size=64, labels=name_labels, seed=run.seed, device=run.device)
-    progress = run.progress(name_epochs, every=max(1, name_epochs // 4), unit="epoch")
-    started = time.perf_counter()
-    for epoch in range(name_epochs):
-        for batch, labels in batches:
-            loss = F.cross_entropy(model(batch.ids, batch.lengths), labels)
-            optimizer.zero_grad()
-            loss.backward()
-            optim.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-        progress.log(epoch, loss=loss.item())
-    return model, time.perf_counter() - started
+    return model, fit(model, batches, name_epochs, lr=0.005)
 
 
 name_model, name_seconds = train_names()
