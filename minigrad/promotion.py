@@ -16,9 +16,12 @@ from .dtypes import get_default_dtype
 CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating point
 
 
+PLAIN = (int, float, bool)                      # Python numbers: no conversion needed
+
+
 def weak(value):
     """np.float64(0.5) -> 0.5, np.int64(3) -> 3, np.bool_(True) -> True; anything else as it is."""
-    if type(value) in (int, float, bool) or isinstance(value, autograd.Tensor):
+    if type(value) in PLAIN or isinstance(value, autograd.Tensor):
         return value                                                # the common cases, first
     if not isinstance(value, numbers.Number):
         return value
@@ -29,11 +32,13 @@ def promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
     Tensor = autograd.Tensor
-    a, b = weak(a), weak(b)
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if not (a_tensor or type(a) in PLAIN) or not (b_tensor or type(b) in PLAIN):
+        a, b = weak(a), weak(b)                        # a NumPy scalar (rare): as its Python number
+    if a_tensor and b_tensor and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
         a, b = _zero_dim_follows(a, b)
-    a_int = isinstance(a, Tensor) and a._data.dtype.kind in "iub"
-    b_int = isinstance(b, Tensor) and b._data.dtype.kind in "iub"
+    a_int = a_tensor and a._data.dtype.kind in "iub"
+    b_int = b_tensor and b._data.dtype.kind in "iub"
     if not (a_int or b_int):
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":
