@@ -479,7 +479,8 @@ def _as_a_normal_user(work, env):
         binds = "".join(f"mkdir -p '{target}' && mount --bind '{source}' '{target}' && " for source, target in mounts.items())
         seen = lambda path: next((str(t) + path[len(s):] for s, t in mounts.items() if path.startswith(s)), path)
         env = dict(env, PY=seen(python), FIXTURE=seen(FIXTURE), HOME=str(work / "home"),
-                   PYTHONPATH=os.pathsep.join([str(work / "repo")] + [seen(s) for s in sites]))
+                   PYTHONPATH=os.pathsep.join([str(work / "repo")] + [seen(s) for s in sites]),
+                   LD_LIBRARY_PATH=seen(os.path.join(sys.base_prefix, "lib")))   # pyenv's libpython, moved too
         script = work / "script.sh"
         script.write_text(USER_SCRIPT)
         return subprocess.run(["unshare", "--mount", "sh", "-c", binds + f"exec setpriv --reuid {uid} --regid {uid} "

@@ -188,9 +188,13 @@ def _give_to(path, uid):
 
 
 def _environment(workdir):
-    """The worker's few variables (the worker points TMPDIR and HOME into its private /tmp where it has one)."""
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
-            "MINIGRAD_DEVICE": "cpu", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    """The worker's few variables (the worker points TMPDIR and HOME into its private /tmp where it has one);
+    the grader's LD_LIBRARY_PATH too, where its Python needs one to start (a libpython outside the loader's path)."""
+    environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+                   "MINIGRAD_DEVICE": "cpu", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    if os.environ.get("LD_LIBRARY_PATH"):
+        environment["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return environment
 
 
 STUDENT_SIGNALS = {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
