@@ -74,9 +74,8 @@ parser.add_argument("--glove", default=None, help="a GloVe-style text file of wo
 parser.add_argument("--imdb", nargs="?", const="download", default=None,
                     help="train on IMDB too: the downloaded copy, or an aclImdb folder (train/pos, ...)")
 parser.add_argument("--names", default=None, help="comma-separated surnames to classify by language")
-notebook = lesson.in_notebook()                    # a kernel's command line is not the learner's
-options, lesson_argv = parser.parse_known_args([] if notebook else None)   # the rest are setup's options
-run = lesson.setup("06_sentiment", argv=None if notebook else lesson_argv)
+options, lesson_argv = lesson.own_options(parser)   # this lesson's options; the rest are setup's
+run = lesson.setup("06_sentiment", argv=lesson_argv)
 plt = run.pyplot()
 
 # %% [markdown]

@@ -90,9 +90,8 @@ parser = argparse.ArgumentParser(add_help=False)
 parser.add_argument("--data", choices=("toy", "imdb"), default="toy",
                     help="toy: generated sentiment sentences; imdb: the downloaded IMDB reviews")
 parser.add_argument("--imdb-root", default=None, help="the folder download('imdb') returned (default: the cache)")
-notebook = lesson.in_notebook()                    # a kernel's command line is not the learner's
-options, lesson_argv = parser.parse_known_args([] if notebook else None)   # the rest are setup's options
-run = lesson.setup("11_transformer_classifier", argv=None if notebook else lesson_argv)
+options, lesson_argv = lesson.own_options(parser)   # this lesson's options; the rest are setup's
+run = lesson.setup("11_transformer_classifier", argv=lesson_argv)
 plt = run.pyplot()
 PUBLISHED_IMDB_ACCURACY = 0.82                           # the course slides' Transformer on IMDB
 

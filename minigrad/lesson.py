@@ -53,6 +53,14 @@ def in_notebook():
     return shell is not None and hasattr(shell, "kernel")
 
 
+def own_options(parser):
+    """A lesson's own options (``parser``) and the arguments left for ``setup``: parsed from the
+    command line of a script; in a notebook, the defaults (a kernel's command line is not the learner's)."""
+    if in_notebook():
+        return parser.parse_known_args([])[0], None
+    return parser.parse_known_args()
+
+
 def _display(*objects, **options):
     from IPython.display import display
     return display(*objects, **options)
