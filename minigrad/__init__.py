@@ -30,11 +30,11 @@ from .serialization import save, load
 # torch's other top-level names (issue 13): dtypes, devices, the operations as functions
 from .autograd import inference_mode, set_grad_enabled
 from .dtypes import bool, double, float, half, int, int8, int16, short, uint8
-from .devices import device
+from .torch_compat.devices import device
 from . import cuda
 from . import utils
-from . import return_types
-from .ops import (
+from .torch_compat import return_types
+from .torch_compat.ops import (
     abs, add, allclose, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, clone, cos, cumprod, cumsum,
     detach, div, divide, dot, equal, exp, flatten, flip, floor_divide, gather, ger, index_select, is_tensor, isinf,
     isnan, log, log_softmax, logsumexp, masked_fill, masked_select, matmul, max, maximum, mean, min, minimum, mm,
@@ -42,10 +42,10 @@ from .ops import (
     repeat_interleave, reshape, roll, rsqrt, scatter, select, sigmoid, sign, sin, softmax, sort, sqrt, square,
     squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
 )
-from . import absent as _absent
+from .torch_compat import absent as _absent
 
 
 
 def __getattr__(name):
-    """Names of torch that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py)."""
+    """Names of torch that minigrad leaves out on purpose: say so, and what to use (minigrad/torch_compat/absent.py)."""
     return _absent.explain("minigrad", name)

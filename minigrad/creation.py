@@ -13,7 +13,8 @@ gives the same numbers on every device.
 """
 import numpy
 
-from . import arguments, backend
+from . import backend
+from .torch_compat import arguments
 from . import functions as fn
 from .tensor import Tensor, get_default_dtype, int64
 

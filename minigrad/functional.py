@@ -6,13 +6,13 @@ Each function checks its arguments and calls one Function from
 import math
 import warnings
 
-from . import absent
+from .torch_compat import absent
 from . import backend
-from .arguments import array_of
+from .torch_compat.arguments import array_of
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
 from .masks import causal_mask, combine_masks
-from .promotion import same_dtype
+from .torch_compat.promotion import same_dtype
 from .tensor import Tensor
 
 

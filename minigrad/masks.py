@@ -11,7 +11,7 @@ The attention itself is ``minigrad.functional.scaled_dot_product_attention``
 ``minigrad/nn/attention.py``.
 """
 from . import backend
-from .arguments import array_of
+from .torch_compat.arguments import array_of
 from .tensor import Tensor
 
 

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 
 from . import backend
-from .arguments import array_of
+from .torch_compat.arguments import array_of
 from .tensor import Tensor
 from .text.vocab import BOS, EOS, PAD_IDX, UNK
 

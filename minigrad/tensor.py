@@ -9,12 +9,13 @@ module with one job; follow it with "go to definition" to read its forward and
 backward side by side:
 
     in_place.py     x[i] = v, add_, zero_, ...: the in-place writes, views and version counters
-    in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
-    tensor_math.py  more arithmetic (outer, dot, cumprod, prod, logsumexp, div(rounding_mode=), %, roll), inherited
-    numpy_interop.py      np.asarray(t), np.exp(t), NumPy scalars on the left, t as a list index, inherited
     composed.py     methods made of other methods (max(dim), var, repeat, ...)
-    arguments.py    torch's argument forms (sizes, indices, masks) turned into one form
-    promotion.py    the dtype rules where PyTorch's differ from NumPy's
+    torch_compat/   what makes the class answer to PyTorch's names and rules:
+      in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
+      tensor_math.py        more arithmetic (outer, dot, cumprod, prod, logsumexp, div(rounding_mode=), %, roll), inherited
+      numpy_interop.py      np.asarray(t), np.exp(t), NumPy scalars on the left, t as a list index, inherited
+      arguments.py          torch's argument forms (sizes, indices, masks) turned into one form
+      promotion.py          the dtype rules where PyTorch's differ from NumPy's
     creation.py     the functions that make new tensors (zeros, randn, cat, ...)
 
 Longer than the ~400 lines of the other files, for a reason: the class holds
@@ -28,15 +29,16 @@ import numbers
 
 import numpy
 
-from . import absent, arguments, autograd, backend, composed, dtypes, in_place, promotion, return_types
+from . import autograd, backend, composed, dtypes, in_place
 from . import functions as fn
-from .devices import device_named
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
-from .in_place_methods import InPlaceMethods
-from .numpy_interop import NumPyInterop
 from .sampling import multinomial_indices
-from .tensor_math import MathMethods
+from .torch_compat import absent, arguments, promotion, return_types
+from .torch_compat.devices import device_named
+from .torch_compat.in_place_methods import InPlaceMethods
+from .torch_compat.numpy_interop import NumPyInterop
+from .torch_compat.tensor_math import MathMethods
 
 class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     """A multi-dimensional array that records the operations applied to it.
@@ -178,7 +180,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     __hash__ = object.__hash__
 
     def __getattr__(self, name):
-        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/absent.py);
+        """Tensor methods that minigrad leaves out on purpose: say so, and what to use (minigrad/torch_compat/absent.py);
         an in-place method whose out-of-place method exists (x.floor_ for x.floor) says to use that one."""
         out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
         return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)

@@ -4,7 +4,7 @@ Each listed name must be, in minigrad, either
 - present and meaning what it means in torch: the same kind of thing (class, function, module,
   dtype, property), and PyTorch's positional arguments under PyTorch's names in PyTorch's order
   (read from torch's signature, or from the first line of its docstring where torch's is in C); or
-- absent on purpose, raising an AttributeError that says what to use instead (minigrad/absent.py).
+- absent on purpose, raising an AttributeError that says what to use instead (minigrad/torch_compat/absent.py).
 The coverage figure (present / listed) is printed and must not fall below COVERAGE_FLOOR.
 """
 import inspect

@@ -1,7 +1,8 @@
 """Layers, named and initialised as in ``torch.nn``."""
 import sys
 
-from .. import absent, functional
+from .. import functional
+from ..torch_compat import absent
 from . import init
 from . import utils
 from .activation import GELU, Dropout, Flatten, Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh

@@ -16,9 +16,9 @@ from . import dataloader, dataset, sampler  # noqa: F401
 from .dataloader import DataLoader, default_collate
 from .dataset import Dataset, Subset, TensorDataset, random_split
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
-from ... import absent as _absent
+from ...torch_compat import absent as _absent
 
 
 def __getattr__(name):
-    """Names of torch.utils.data that minigrad leaves out: say so, and what to use (minigrad/absent.py)."""
+    """Names of torch.utils.data that minigrad leaves out: say so, and what to use (minigrad/torch_compat/absent.py)."""
     return _absent.explain("minigrad.utils.data", name)

@@ -7,8 +7,8 @@ Tensor inherits this class, so every method below is a Tensor method ("go to def
 ``x.clamp_`` lands here).  The value methods run the out-of-place method of the same name
 (``clamp_`` runs ``x.clamp``) through ``in_place.write``: one equation, one backward, for both.
 """
-from . import backend, in_place
-from . import functions as fn
+from .. import backend, in_place
+from .. import functions as fn
 
 
 class InPlaceMethods:

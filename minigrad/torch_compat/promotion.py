@@ -10,8 +10,8 @@
 """
 import numbers
 
-from . import autograd
-from .dtypes import get_default_dtype
+from .. import autograd
+from ..dtypes import get_default_dtype
 
 CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating point
 

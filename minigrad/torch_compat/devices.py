@@ -7,7 +7,7 @@ goes (``device=`` arguments, ``.to()``), compares equal to the plain name and
 has torch's ``.type`` and ``.index``.  ``tensor.device`` returns one.
 minigrad uses the current GPU for every "cuda" index (see TORCH_DIFFERENCES.md).
 """
-from . import backend
+from .. import backend
 
 
 class device(str):

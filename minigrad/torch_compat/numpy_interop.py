@@ -6,7 +6,7 @@ one-element integer tensor index a list (``all_letters[top_index]``, ``range(n_t
 
 Tensor inherits this class ("go to definition" from ``np.asarray(t)``'s ``__array__`` lands here).
 """
-from . import autograd
+from .. import autograd
 
 
 class NumPyInterop:

@@ -5,8 +5,9 @@ rounding division (div(rounding_mode=), //, %), sign, roll, isnan/isinf.  Each i
 
 Tensor inherits this class, so these are Tensor methods; tensor.py holds the rest.
 """
-from . import arguments, autograd, backend, composed, promotion
-from . import functions as fn
+from .. import autograd, backend, composed
+from . import arguments, promotion
+from .. import functions as fn
 
 
 class MathMethods:

@@ -5,9 +5,9 @@ Each function here is one line that calls the Tensor method of the same name
 backward).  Python numbers and arrays are accepted where torch accepts
 numbers, and become tensors first.
 """
-from . import backend
-from .creation import tensor
-from .tensor import Tensor
+from .. import backend
+from ..creation import tensor
+from ..tensor import Tensor
 
 
 def _tensor(value):

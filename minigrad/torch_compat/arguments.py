@@ -15,8 +15,8 @@ creation functions call these first.  Tensor comes from the engine
 """
 import numpy
 
-from . import autograd, backend
-from .dtypes import get_default_dtype
+from .. import autograd, backend
+from ..dtypes import get_default_dtype
 
 
 def new_array(data, dtype=None, device=None):
