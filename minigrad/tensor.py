@@ -185,6 +185,15 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         out_of_place = name[:-1] if name.endswith("_") and not name.startswith("_") else None
         return absent.explain("minigrad.Tensor", name, out_of_place if hasattr(Tensor, out_of_place or "_") else None)
 
+    @property
+    def is_cuda(self):
+        return self.device == "cuda"
+
+    nelement = numel
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
     # ------------------------------------------------------------------ conversion
     def numpy(self):
         """A NumPy copy of the data, on the host."""
@@ -252,6 +261,16 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def bool(self):
         return self.type(bool_)
+
+    def pin_memory(self):
+        """Itself: there is no page-locked host memory in minigrad (torch uses it only for speed)."""
+        return self
+
+    def type_as(self, tensor):
+        return self.type(tensor.dtype)
+
+    def half(self):
+        return self.type(float16)
 
     # ------------------------------------------------------------------ autograd
     def requires_grad_(self, requires_grad=True):
@@ -473,6 +492,44 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def __int__(self):
         return int(self.item())
 
+    def add(self, other, alpha=1):
+        """self + alpha * other."""
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        """self - alpha * other."""
+        return self - (other * alpha if alpha != 1 else other)
+
+    mul = __mul__
+
+    neg = __neg__
+
+    def bmm(self, mat2):
+        """Batched matrix product (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting, as torch.bmm."""
+        if self.ndim != 3 or mat2.ndim != 3 or self.shape[0] != mat2.shape[0]:
+            raise ValueError(f"bmm: expected (b, n, m) and (b, m, p) with the same b, got {self.shape} and "
+                             f"{mat2.shape}; use matmul (or @) to broadcast")
+        return self @ mat2
+
+    def mm(self, mat2):
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise ValueError(f"mm: expected two matrices, got {self.shape} and {mat2.shape}; use matmul (or @)")
+        return self @ mat2
+
+    matmul = __matmul__
+
+    eq = __eq__
+
+    ne = __ne__
+
+    lt = __lt__
+
+    le = __le__
+
+    gt = __gt__
+
+    ge = __ge__
+
     # ------------------------------------------------------------------ elementwise
     def exp(self):
         return fn.Exp.apply(self)
@@ -514,6 +571,39 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def log_softmax(self, dim=-1):
         return fn.LogSoftmax.apply(self, dim)
 
+    def sin(self):
+        return fn.Sin.apply(self)
+
+    def cos(self):
+        return fn.Cos.apply(self)
+
+    __abs__ = abs
+
+    def rsqrt(self):
+        return self ** -0.5
+
+    def square(self):
+        return self ** 2
+
+    def maximum(self, other):
+        """Elementwise max(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Maximum.apply(*promotion.promote(self, other))
+
+    def minimum(self, other):
+        """Elementwise min(self, other) (broadcasting); a tie splits the gradient evenly."""
+        return fn.Minimum.apply(*promotion.promote(self, other))
+
+    def clamp(self, min=None, max=None):
+        """Values limited to [min, max] (numbers); the gradient is 1 inside (bounds included), 0 outside."""
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            raise TypeError("clamp: the bounds must be numbers here; for tensor bounds use "
+                            "x.maximum(low).minimum(high) (gradients reach the bounds too)")
+        for bound in (min, max):
+            self, _ = promotion.promote(self, bound)     # an integer tensor with a float bound: the default dtype
+        return fn.Clamp.apply(self, min, max)
+
+    clip = clamp
+
     # ------------------------------------------------------------------ reductions
     # the reductions also take NumPy's names axis= and keepdims=, as torch does (arguments.numpy_aliases)
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -549,6 +639,48 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def all(self):
         return Tensor._from_array(self._data.all())
+
+    def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
+        dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
+        if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
+            return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
+                                                    keepdims=keepdim))
+        return -fn.Max.apply(-self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
+        dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
+        return composed.index_of_extreme(self, dim, keepdim, largest=False)
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
+        value (the gradient goes to it)."""
+        dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
+        if dim is None:
+            return self.amin()
+        if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
+            return self.minimum(dim)
+        return return_types.min(*composed.values_and_indices(self, dim, keepdim, largest=False))
+
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+        """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
+        dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
+        correction = (1 if unbiased else 0) if correction is None else correction
+        return composed.variance(self, dim, keepdim, correction)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
+        dim, keepdim = arguments.numpy_aliases("std", dim, keepdim, axis, keepdims)
+        return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
+
+    def cumsum(self, dim=None, *, axis=None):
+        """Running sums along dim: y_i = x_1 + ... + x_i."""
+        dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
+        return fn.CumSum.apply(self, dim)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
+        return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):
@@ -597,52 +729,48 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         size = -(-self.shape[dim] // chunks)
         return self.split(size, dim)
 
-    # ------------------------------------------------------------------ more of torch.Tensor's methods
-    # (each one line on top of a Function above, or on one of minigrad/functions/)
-    def sin(self):
-        return fn.Sin.apply(self)
+    def t(self):
+        if self.ndim > 2:
+            raise ValueError(f"t(): expects at most 2 dimensions, got {self.shape}; use transpose(dim0, dim1)")
+        return self.T
 
-    def cos(self):
-        return fn.Cos.apply(self)
+    def flip(self, *dims):
+        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
+        return fn.Flip.apply(self, arguments.sizes(dims))
 
-    __abs__ = abs
+    def repeat(self, *sizes):
+        """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
+        return composed.repeat(self, arguments.sizes(sizes))
 
-    def add(self, other, alpha=1):
-        """self + alpha * other."""
-        return self + (other * alpha if alpha != 1 else other)
+    def repeat_interleave(self, repeats, dim=None):
+        """Each element repeated ``repeats`` (an int) times along dim (the flattened tensor when None)."""
+        return composed.repeat_interleave(self, repeats, dim)
 
-    def sub(self, other, alpha=1):
-        """self - alpha * other."""
-        return self - (other * alpha if alpha != 1 else other)
+    def unbind(self, dim=0):
+        """The slices along dim, as a tuple (each with that dimension removed).  One Split, so that
+        backward joins the T slice gradients once (T selects would each fill a zero tensor of x's shape)."""
+        if self.shape[dim] == 0:
+            return ()                                   # split would give one empty piece
+        return tuple(piece.squeeze(dim) for piece in self.split(1, dim))
 
-    mul = __mul__
-    neg = __neg__
+    def narrow(self, dim, start, length):
+        """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
+        dim = dim % self.ndim
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
 
-    def rsqrt(self):
-        return self ** -0.5
+    def contiguous(self):
+        """Itself: minigrad arrays need no contiguous copy before view()."""
+        return self
 
-    def square(self):
-        return self ** 2
+    def view_as(self, other):
+        return self.reshape(other.shape)
 
-    def maximum(self, other):
-        """Elementwise max(self, other) (broadcasting); a tie splits the gradient evenly."""
-        return fn.Maximum.apply(*promotion.promote(self, other))
+    reshape_as = view_as
 
-    def minimum(self, other):
-        """Elementwise min(self, other) (broadcasting); a tie splits the gradient evenly."""
-        return fn.Minimum.apply(*promotion.promote(self, other))
+    def expand_as(self, other):
+        return self.expand(other.shape)
 
-    def clamp(self, min=None, max=None):
-        """Values limited to [min, max] (numbers); the gradient is 1 inside (bounds included), 0 outside."""
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            raise TypeError("clamp: the bounds must be numbers here; for tensor bounds use "
-                            "x.maximum(low).minimum(high) (gradients reach the bounds too)")
-        for bound in (min, max):
-            self, _ = promotion.promote(self, bound)     # an integer tensor with a float bound: the default dtype
-        return fn.Clamp.apply(self, min, max)
-
-    clip = clamp
-
+    # ------------------------------------------------------------------ indexing and selection
     def tril(self, diagonal=0):
         """The lower triangle of the last two dims (j - i <= diagonal kept), zeros above it."""
         return fn.Where.apply(composed.triangle(self, diagonal, lower=True), self, 0)
@@ -650,25 +778,6 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def triu(self, diagonal=0):
         """The upper triangle of the last two dims (j - i >= diagonal kept), zeros below it."""
         return fn.Where.apply(composed.triangle(self, diagonal, lower=False), self, 0)
-
-    def bmm(self, mat2):
-        """Batched matrix product (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting, as torch.bmm."""
-        if self.ndim != 3 or mat2.ndim != 3 or self.shape[0] != mat2.shape[0]:
-            raise ValueError(f"bmm: expected (b, n, m) and (b, m, p) with the same b, got {self.shape} and "
-                             f"{mat2.shape}; use matmul (or @) to broadcast")
-        return self @ mat2
-
-    def mm(self, mat2):
-        if self.ndim != 2 or mat2.ndim != 2:
-            raise ValueError(f"mm: expected two matrices, got {self.shape} and {mat2.shape}; use matmul (or @)")
-        return self @ mat2
-
-    matmul = __matmul__
-
-    def t(self):
-        if self.ndim > 2:
-            raise ValueError(f"t(): expects at most 2 dimensions, got {self.shape}; use transpose(dim0, dim1)")
-        return self.T
 
     def gather(self, dim, index):
         """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
@@ -692,60 +801,6 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def argsort(self, dim=-1, descending=False, *, stable=False):
         return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
-    def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
-        dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
-        if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
-            return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
-                                                    keepdims=keepdim))
-        return -fn.Max.apply(-self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
-        dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
-        return composed.index_of_extreme(self, dim, keepdim, largest=False)
-
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
-        value (the gradient goes to it)."""
-        dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
-        if dim is None:
-            return self.amin()
-        if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
-            return self.minimum(dim)
-        return return_types.min(*composed.values_and_indices(self, dim, keepdim, largest=False))
-
-    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
-        """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
-        dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
-        correction = (1 if unbiased else 0) if correction is None else correction
-        return composed.variance(self, dim, keepdim, correction)
-
-    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
-        dim, keepdim = arguments.numpy_aliases("std", dim, keepdim, axis, keepdims)
-        return self.var(dim, unbiased, keepdim, correction=correction) ** 0.5
-
-    def cumsum(self, dim=None, *, axis=None):
-        """Running sums along dim: y_i = x_1 + ... + x_i."""
-        dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
-        return fn.CumSum.apply(self, dim)
-
-    def flip(self, *dims):
-        """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
-        return fn.Flip.apply(self, arguments.sizes(dims))
-
-    def norm(self, p="fro", dim=None, keepdim=False):
-        """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
-        return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
-
-    def repeat(self, *sizes):
-        """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
-        return composed.repeat(self, arguments.sizes(sizes))
-
-    def repeat_interleave(self, repeats, dim=None):
-        """Each element repeated ``repeats`` (an int) times along dim (the flattened tensor when None)."""
-        return composed.repeat_interleave(self, repeats, dim)
-
     def multinomial(self, num_samples, replacement=False):
         return Tensor._from_array(multinomial_indices(self._data, num_samples, replacement))
 
@@ -765,61 +820,12 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """The slice at ``index`` along dim, that dimension removed (x.select(0, i) is x[i])."""
         return self[(slice(None),) * (dim % self.ndim) + (index,)]
 
-    def unbind(self, dim=0):
-        """The slices along dim, as a tuple (each with that dimension removed).  One Split, so that
-        backward joins the T slice gradients once (T selects would each fill a zero tensor of x's shape)."""
-        if self.shape[dim] == 0:
-            return ()                                   # split would give one empty piece
-        return tuple(piece.squeeze(dim) for piece in self.split(1, dim))
-
-    @property
-    def is_cuda(self):
-        return self.device == "cuda"
-
-    nelement = numel
-
-    def narrow(self, dim, start, length):
-        """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
-        dim = dim % self.ndim
-        return self[(slice(None),) * dim + (slice(start, start + length),)]
-
     def nonzero(self):
         """(n, ndim) int64 indices of the non-zero elements, in row-major order (no gradient)."""
         xp = backend.array_module(self._data)
         return Tensor._from_array(xp.stack(xp.nonzero(self._data), axis=-1).astype("int64"))
 
-    def pin_memory(self):
-        """Itself: there is no page-locked host memory in minigrad (torch uses it only for speed)."""
-        return self
-
-    def contiguous(self):
-        """Itself: minigrad arrays need no contiguous copy before view()."""
-        return self
-
-    def is_floating_point(self):
-        return self.dtype.kind == "f"
-
-    def type_as(self, tensor):
-        return self.type(tensor.dtype)
-
-    def view_as(self, other):
-        return self.reshape(other.shape)
-
-    reshape_as = view_as
-
-    def expand_as(self, other):
-        return self.expand(other.shape)
-
-    def half(self):
-        return self.type(float16)
-
-    eq = __eq__
-    ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
-
+    # ------------------------------------------------------------------ new tensors like this one
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A new leaf tensor from ``data``, with this tensor's dtype and device unless given."""
         return Tensor._new_leaf(data, requires_grad, dtype or self.dtype, device or self.device)
