@@ -78,7 +78,7 @@ import minigrad.models
 from minigrad import decoding, lesson, metrics, optim
 from minigrad import functional as F
 from minigrad.data import dates
-from minigrad.text import BOS_IDX, EOS_IDX, PAD_IDX, Vocab, pad_batch, word_tokenize
+from minigrad.text import BOS_IDX, EOS_IDX, PAD_IDX, Vocab, pad_batch, pair_batch, word_tokenize
 
 run = lesson.setup("08_seq2seq_attention")
 plt = run.pyplot()
@@ -102,10 +102,7 @@ print(f"source vocabulary {len(src_vocab)} characters, target vocabulary {len(tg
 
 def to_batch(pairs):
     """(source, target) strings -> src ids (N, S) and tgt ids (N, T + 2) with <bos> ... <eos>, padded with 0."""
-    src = pad_batch([src_vocab.encode(list(s)) for s, _ in pairs], device=run.device).ids
-    tgt = pad_batch([tgt_vocab.encode(list(t), add_bos=True, add_eos=True) for _, t in pairs],
-                    device=run.device).ids
-    return src, tgt
+    return pair_batch(pairs, src_vocab, tgt_vocab, device=run.device)
 
 
 # %% [markdown]

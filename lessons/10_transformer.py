@@ -54,9 +54,8 @@ import numpy as np
 import minigrad
 import minigrad.models
 from minigrad import decoding, lesson, metrics, nn, optim
-from minigrad import functional as F
 from minigrad.data import dates
-from minigrad.text import BOS_IDX, EOS_IDX, PAD_IDX, Vocab, pad_batch
+from minigrad.text import BOS_IDX, EOS_IDX, Vocab, pair_batch
 
 run = lesson.setup("10_transformer")
 plt = run.pyplot()
@@ -168,10 +167,8 @@ tgt_vocab = Vocab.build(list(t) for _, t in train_pairs)
 
 
 def to_batch(pairs):
-    src = pad_batch([src_vocab.encode(list(s)) for s, _ in pairs], device=run.device).ids
-    tgt = pad_batch([tgt_vocab.encode(list(t), add_bos=True, add_eos=True) for _, t in pairs],
-                    device=run.device).ids
-    return src, tgt
+    """(source, target) strings -> src ids (N, S) and tgt ids (N, T + 2) with <bos> ... <eos>, padded with 0."""
+    return pair_batch(pairs, src_vocab, tgt_vocab, device=run.device)
 
 
 steps = run.size(80, 600)
@@ -207,9 +204,7 @@ def train(make, schedule=True):
     started = time.perf_counter()
     for step in range(steps):
         src, tgt = to_batch([train_pairs[i] for i in order.integers(0, len(train_pairs), batch_size)])
-        logits = model(src, tgt[:, :-1])                                                # (N, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1),
-                               ignore_index=PAD_IDX)
+        loss = minigrad.models.teacher_forcing_loss(model, src, tgt)                 # lesson 8's loss
         optimizer.zero_grad()
         loss.backward()
         optim.clip_grad_norm_(model.parameters(), 1.0)

@@ -124,3 +124,15 @@ def test_bad_options_raise():
         Seq2Seq(5, 5, attention="cosine")
     with pytest.raises(ValueError, match="tie_weights"):
         RNNLanguageModel(5, 4, 6, tie_weights=True)
+
+
+def test_teacher_forcing_loss_reads_tgt_shifted_right_and_skips_padding():
+    minigrad.manual_seed(0)
+    model = Seq2Seq(7, 9, embedding_dim=4, hidden_size=5)
+    src = minigrad.tensor([[3, 4, 5], [3, 6, 0]])
+    tgt = minigrad.tensor([[BOS_IDX, 4, 5, EOS_IDX], [BOS_IDX, 6, EOS_IDX, 0]])
+    logits = model(src, tgt[:, :-1])
+    targets = tgt[:, 1:].reshape(-1)
+    keep = [i for i, t in enumerate(targets.tolist()) if t != 0]
+    expected = F.cross_entropy(logits.reshape(-1, 9)[minigrad.tensor(keep)], targets[minigrad.tensor(keep)])
+    assert abs(minigrad.models.teacher_forcing_loss(model, src, tgt).item() - expected.item()) < 1e-6

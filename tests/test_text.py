@@ -4,7 +4,7 @@ from hypothesis import given, strategies as st
 
 import minigrad
 from minigrad.text import (BOS_IDX, EOS_IDX, PAD_IDX, UNK_IDX, BPETokenizer, BucketIterator, CharTokenizer,
-                           LMBatches, Vocab, WordTokenizer, pad_batch, word_tokenize)
+                           LMBatches, Vocab, WordTokenizer, pad_batch, pair_batch, word_tokenize)
 
 
 def test_word_tokenizer_lowercases_and_splits_punctuation():
@@ -115,3 +115,13 @@ def test_lm_batches_shift_targets_and_continue_rows(device):
     assert batches[-1][0].shape == (4, 6) and batches[-1][1].tolist()[0][-1] == 24
     xt, yt = next(iter(LMBatches(stream, 4, 6, batch_first=False)))
     assert xt.shape == (6, 4) and xt.tolist() == [list(r) for r in zip(*x0.tolist())]
+
+
+def test_pair_batch_pads_sources_and_wraps_targets_in_bos_eos(device):
+    pairs = [("ab", "xyz"), ("c", "x")]
+    src_vocab, tgt_vocab = Vocab.build(list(s) for s, _ in pairs), Vocab.build(list(t) for _, t in pairs)
+    src, tgt = pair_batch(pairs, src_vocab, tgt_vocab, device=device)
+    assert src.shape == (2, 2) and tgt.shape == (2, 5)
+    assert src.tolist()[1] == [src_vocab.stoi["c"], PAD_IDX]
+    assert tgt.tolist() == [[BOS_IDX] + tgt_vocab.encode(list("xyz")) + [EOS_IDX],
+                            [BOS_IDX, tgt_vocab.stoi["x"], EOS_IDX, PAD_IDX, PAD_IDX]]

@@ -4,6 +4,8 @@
     BucketIterator(sequences, B)  batches of similar lengths (less padding), shuffled, seeded
     LMBatches(stream, B, T)       a long stream cut into (B, T) inputs and next-token targets,
                                   each batch continuing the previous one (truncated BPTT)
+    pair_batch(pairs, src_vocab, tgt_vocab)
+                                  (source, target) pairs -> padded source ids and <bos> target <eos> ids
 
 Shapes: batch-first (N, T) by default, time-first (T, N) with ``batch_first=False``.
 """
@@ -39,6 +41,17 @@ def pad_batch(sequences, pad=PAD_IDX, length=None, batch_first=True, device=None
     if not batch_first:
         ids, mask = ids.T.copy(), mask.T.copy()
     return Batch(Tensor._from_array(ids), Tensor._from_array(lengths), Tensor._from_array(mask))
+
+
+def pair_batch(pairs, src_vocab, tgt_vocab, tokenize=list, device=None):
+    """(source, target) pairs of strings -> (src (N, S), tgt (N, T + 2)) int64 id Tensors, padded with <pad>.
+
+    Each target is wrapped in <bos> ... <eos>: a seq2seq model reads ``tgt[:, :-1]`` (teacher forcing)
+    and is scored against ``tgt[:, 1:]``.  ``tokenize`` splits a string (characters by default).
+    """
+    src = pad_batch([src_vocab.encode(tokenize(s)) for s, _ in pairs], device=device).ids
+    tgt = pad_batch([tgt_vocab.encode(tokenize(t), add_bos=True, add_eos=True) for _, t in pairs], device=device).ids
+    return src, tgt
 
 
 class BucketIterator:
