@@ -11,6 +11,11 @@ to the leaves in reverse topological order, applying the chain rule
 one node at a time.  Gradients arriving at the same tensor from several uses
 are added (``a + b``, never in place), which is why a tensor used twice gets
 the sum of both contributions.
+
+Module-level state: ``_grad_enabled`` (what ``no_grad`` switches, process-wide
+as in torch), ``_sequence`` (numbers the nodes), and ``Tensor``, the class the
+engine wraps its outputs in, handed over once by tensor.py (``use_tensor_class``):
+Tensor is built on Function, so the engine cannot import it.
 """
 import contextlib
 import heapq

@@ -16,6 +16,9 @@ environment variable (default ``"cpu"``).
 Tests register one more device, a strict NumPy wrapper that refuses implicit
 conversion to NumPy as CuPy does (see ``tests/strict_backend.py``), through
 ``register_device``.
+
+Module-level state (process-wide, as torch's): the registered devices and their
+array types, one random generator per device, and the seed ``manual_seed`` set.
 """
 import os
 

@@ -7,6 +7,8 @@
 (bfloat16 and the complex dtypes do not exist: NumPy has no bfloat16, minigrad no complex gradients.)
 
 The torch names ``float``, ``int`` and ``bool`` are defined last: above them the builtins keep their meaning.
+
+Module-level state: ``_default_dtype``, process-wide as ``torch.set_default_dtype``'s.
 """
 import numpy
 

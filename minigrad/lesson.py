@@ -28,6 +28,9 @@ server, or a kernel started in the notebook's folder), else to a folder under
 the system's temporary directory.
 
 ``write_notebooks`` turns the lessons into .ipynb files (``minigrad lessons notebooks``).
+
+Module-level state: ``_blas_limit``, the BLAS thread limit the last ``setup`` set, kept to undo
+it when a notebook runs ``setup`` again (BLAS threads are process-wide).
 """
 import argparse
 import difflib

@@ -6,6 +6,8 @@ A device is a ``str`` ("cpu", "cuda:0"), so it goes wherever a device name
 goes (``device=`` arguments, ``.to()``), compares equal to the plain name and
 has torch's ``.type`` and ``.index``.  ``tensor.device`` returns one.
 minigrad uses the current GPU for every "cuda" index (see TORCH_DIFFERENCES.md).
+
+Module-level state: ``_named``, a cache of one ``device`` per name (``tensor.device`` is called often).
 """
 from .. import backend
 
