@@ -82,7 +82,7 @@ def test_gradcheck_shapes_hypothesis(kind, T, N, D, H, reverse, data):
     _check(kind, "cpu", T, N, D, H, lengths=lengths, reverse=reverse)
 
 
-# ------------------------------------------------------------------ BPTT == unrolled autograd cells
+# ------------------------------------------------------------------ BPTT == the cells unrolled step by step
 
 def _cell(kind, H, D, weights):
     if kind.startswith("rnn"):

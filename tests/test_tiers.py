@@ -90,6 +90,23 @@ def test_the_argument_picks_the_tier():
     assert _tiered_functions([model(x)[0]]) == {fn.GRUFunction}
 
 
+def test_the_readers_path_reaches_the_step_equations_in_three_hops():
+    """nn.LSTM.forward -> F.lstm -> LSTMFunction -> lstm_step_forward / lstm_step_backward (and RNN, GRU):
+    each hop a name written in the body before it (what "go to definition" follows), and the
+    functional form's one line that picks the tier names the reference first."""
+    import inspect
+    from minigrad.functions import rnn as reference_tier
+    for layer, functional, function, step in [(nn.RNN, F.rnn, fn.RNNFunction, "rnn_step"),
+                                              (nn.LSTM, F.lstm, fn.LSTMFunction, "lstm_step"),
+                                              (nn.GRU, F.gru, fn.GRUFunction, "gru_step")]:
+        assert f"F.{functional.__name__}," in inspect.getsource(layer.forward)                      # hop 1
+        assert f"fn.{function.__name__} if reference else" in inspect.getsource(functional)         # hop 2
+        assert f"{step}_forward" in inspect.getsource(function.forward)                            # hop 3
+        assert f"{step}_backward" in inspect.getsource(function.backward)
+        for name in (step + "_forward", step + "_backward"):
+            assert getattr(reference_tier, name).__module__ == "minigrad.functions.rnn_steps"
+
+
 # ------------------------------------------------------------------ one layer, one direction
 
 def _functional(kind, T, N, D, H, bias, initial, lengths, reverse, device, dtype=f64):

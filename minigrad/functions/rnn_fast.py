@@ -285,9 +285,9 @@ class FastLSTMFunction(Function):
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],       # (4, T, N, H): a / 2 (a for g), x part
+        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
                                    [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
-        G_in = G.transpose(1, 0, 2, 3)                                  # G_in[t]: step t's x part, a view
+        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
         w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None])           # (4, H, H): W_hh,k^T halved
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
@@ -302,11 +302,11 @@ class FastLSTMFunction(Function):
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
             xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_in[t], out=gates)                           #   + x_t W_ih,k^T + b_k
+            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
             xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
-            G_in[t] = gates                                             # kept for the backward
+            G_steps[t] = gates                                          # kept for the backward
             c = cs[nxt]
             xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
             xp.multiply(i, g, out=ig)
