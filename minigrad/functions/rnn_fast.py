@@ -64,8 +64,8 @@ batch 1 at hidden 4, 16, 17 and 64).  Removed in issue 19: three layouts for
 one sequence (N = 1) in the LSTM (the gates as one (1, 4H) row with 2-D dot
 products; for H <= 16 rows [h, x, 1] holding the states and a second, one-row
 backward loop), which no lesson or homework runs (they train with batch 8-64);
-without them the tiny LSTM (batch 1, in 8, hidden 8, T = 50) fwd+bwd takes 24%
-longer (same-process A/B, median of paired ratios; hidden 32: 6%).
+without them the tiny LSTM (batch 1, in 8, hidden 8, T = 50) fwd+bwd takes 34%
+longer (same-process A/B, median of paired ratios; hidden 32: 15%).
 Also returned to plain code earlier after an A/B showed < 3%: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1], scratch buffers for the slopes,
 chains of ``out=`` ufunc calls in the backward loops.
