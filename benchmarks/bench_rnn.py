@@ -11,9 +11,10 @@ Cases (float32, loss = sum of the outputs, one forward and one backward):
     peak memory       extra resident memory of one T = 200 LSTM step, each library in a
                       fresh process (the minigrad_s / torch_s columns then hold MiB)
 
-Each timed case also runs on the reference tier (``minigrad.use_reference_kernels()``,
-minigrad/functions/rnn.py instead of rnn_fast.py), interleaved with the fast tier and
-PyTorch, in a "[reference tier]" row whose note gives its ratio to the fast tier.
+Each timed case also runs on the reference tier (the layer built with ``reference=True``:
+minigrad/functions/rnn.py, a loop over rnn_steps.py's step functions, instead of
+rnn_fast.py), interleaved with the fast tier and PyTorch, in a "[reference tier]" row
+whose note gives its ratio to the fast tier.
 
 Goals (issue 3): LSTM <= 1.2x PyTorch, GRU <= 1.1x, RNN <= 1.0x, LSTM T = 200 memory
 <= PyTorch's; (issue 14) tiny LSTM <= 1.5x, the fast tier within 5% of its ratios
@@ -35,22 +36,14 @@ import minigrad  # noqa: E402
 from minigrad import nn  # noqa: E402
 
 
-def _models(kind, D, H, layers=1, bidirectional=False):
+def _models(kind, D, H, layers=1, bidirectional=False, reference=False):
     torch = torch_or_none()
-    ours = getattr(nn, kind)(D, H, num_layers=layers, bidirectional=bidirectional)
+    ours = getattr(nn, kind)(D, H, num_layers=layers, bidirectional=bidirectional, reference=reference)
     theirs = None
     if torch is not None:
         theirs = getattr(torch.nn, kind)(D, H, num_layers=layers, bidirectional=bidirectional)
         ours.load_state_dict(theirs.state_dict())
     return ours, theirs
-
-
-def on_reference_tier(fn):
-    """fn run with the layers on the reference tier."""
-    def reference_tier():
-        with minigrad.use_reference_kernels():
-            fn()
-    return reference_tier
 
 
 def _tier_row(case, times):
@@ -62,10 +55,10 @@ def _tier_row(case, times):
                     f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
 
 
-def _step_fns(kind, T, B, D, H, layers=1, bidirectional=False):
+def _step_fns(kind, T, B, D, H, layers=1, bidirectional=False, reference=False):
     """(minigrad step, torch step or None), each one forward + backward on the same inputs."""
     torch = torch_or_none()
-    ours, theirs = _models(kind, D, H, layers, bidirectional)
+    ours, theirs = _models(kind, D, H, layers, bidirectional, reference)
     x = numpy.random.default_rng(0).standard_normal((T, B, D)).astype(numpy.float32)
     mx = minigrad.tensor(x, requires_grad=True)
 
@@ -164,7 +157,8 @@ def run(quick):
                   ("LSTM", 50, 2, False), ("LSTM", 50, 1, True)]
     for kind, T, layers, bidirectional in cases:
         mine, reference = _step_fns(kind, T, B, D, H, layers, bidirectional)
-        fns = [mine, on_reference_tier(mine)] + ([] if reference is None else [reference])
+        mine_reference_tier, _ = _step_fns(kind, T, B, D, H, layers, bidirectional, reference=True)
+        fns = [mine, mine_reference_tier] + ([] if reference is None else [reference])
         times = interleaved_times(fns, repeat=repeat)
         shape = f"{layers} layers" if layers > 1 else ("bidirectional" if bidirectional else "1 layer")
         case = f"{kind} fwd+bwd, in {D}, hidden {H}, batch {B}, T={T}, {shape}"
@@ -179,7 +173,8 @@ def run(quick):
                  "minigrad_s": times[0], "torch_s": times[2] if len(times) > 2 else None,
                  "note": f"full minigrad step {times[1]:.4f} s = {times[1] / times[0]:.2f}x the floor"})
     mine, reference = _step_fns("LSTM", 50, 1, 8, 8)
-    fns = [mine, on_reference_tier(mine)] + ([] if reference is None else [reference])
+    mine_reference_tier, _ = _step_fns("LSTM", 50, 1, 8, 8, reference=True)
+    fns = [mine, mine_reference_tier] + ([] if reference is None else [reference])
     times = interleaved_times(fns, repeat=repeat * 5)
     case = "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50"
     rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,

@@ -195,12 +195,15 @@ print(bad)
 run.check(not bad.passed, "gradcheck rejects BPTT that forgets the gradient carried from step t+1")
 
 # %% [markdown]
-# minigrad's own `nn.RNN` runs the same loop (read its backward in
-# `minigrad/functions/`), with the input projection of all steps done in one
-# matmul.  Same weights, same numbers:
+# minigrad's own `nn.RNN(..., reference=True)` runs the same loop: its
+# reference tier, `minigrad/functions/rnn.py`, calls `rnn_step_forward` and
+# `rnn_step_backward` of `minigrad/functions/rnn_steps.py` at every step.
+# (Without `reference=True` the layer runs the fast tier, `rnn_fast.py`: the
+# same numbers, arranged for speed; the tests prove the two equal.)  Same
+# weights, same numbers:
 
 # %%
-layer = nn.RNN(D, H).double()
+layer = nn.RNN(D, H, reference=True).double()
 layer.load_state_dict({"weight_ih_l0": W_ih.detach(), "weight_hh_l0": W_hh.detach(),
                        "bias_ih_l0": b_ih.detach(), "bias_hh_l0": b_hh.detach()})
 output, h_n = layer(x.detach(), h0.detach().unsqueeze(0))
@@ -293,7 +296,7 @@ class NextValue(nn.Module):
 
     def __init__(self, hidden_size):
         super().__init__()
-        self.rnn = nn.RNN(1, hidden_size, batch_first=True)
+        self.rnn = nn.RNN(1, hidden_size, batch_first=True, reference=True)     # the tier to read
         self.head = nn.Linear(hidden_size, 1)
 
     def forward(self, x, h=None):                          # x (B, k, 1)

@@ -52,9 +52,11 @@
 # squeezing it.  The GRU's z plays the same role: h_t = z_t ⊙ h_{t-1} + ...
 #
 # **Read the code.**  One LSTM or GRU step, forward and backward, gate by
-# gate: `minigrad/functions/rnn_steps.py`; whole sequences with BPTT:
-# `minigrad/functions/rnn.py`; the layers: `minigrad/nn/rnn.py`; the cells
-# built from autograd primitives: `minigrad/nn/rnn_cell.py`.
+# gate: `minigrad/functions/rnn_steps.py`; whole sequences with BPTT, a loop
+# over those steps: `minigrad/functions/rnn.py`; the layers: `minigrad/nn/rnn.py`
+# (built here with `reference=True`, so they run that code; the default fast
+# tier, `rnn_fast.py`, gives the same numbers); the cells, one step each:
+# `minigrad/nn/rnn_cell.py`.
 
 # %%
 import time
@@ -85,7 +87,7 @@ D, H = 2, run.size(16, 32)
 bench_x = minigrad.randn(64, 50, D, device=run.device)
 rows = []
 for name, cls, gates in (("RNN", nn.RNN, 1), ("GRU", nn.GRU, 3), ("LSTM", nn.LSTM, 4)):
-    layer = cls(D, H, batch_first=True).to(run.device)
+    layer = cls(D, H, batch_first=True, reference=True).to(run.device)     # the tier whose code we read
     formula = gates * (H * (D + H) + 2 * H)
     started = time.perf_counter()
     repeats = run.size(3, 10)
@@ -126,7 +128,7 @@ class Regressor(nn.Module):
 
     def __init__(self, cell, hidden_size):
         super().__init__()
-        self.rnn = cell(2, hidden_size, batch_first=True)
+        self.rnn = cell(2, hidden_size, batch_first=True, reference=True)   # the reference tier
         self.head = nn.Linear(hidden_size, 1)
 
     def forward(self, x):                                   # x (N, T, 2)

@@ -20,7 +20,6 @@ from .creation import (
     linspace, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, split,
     stack, tensor, where, zeros, zeros_like,
 )
-from .functions import use_reference_kernels  # run the layers on the reference tier (functions/)
 from .gradient_check import check_module, gradcheck
 from . import functional
 from . import nn

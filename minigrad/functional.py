@@ -191,7 +191,7 @@ def _torch_only_arguments(name, **arguments):
 
 # ------------------------------------------------------------------ attention
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
-                                 scale=None, enable_gqa=False, mask=None, return_weights=False):
+                                 scale=None, enable_gqa=False, mask=None, return_weights=False, reference=False):
     """softmax(Q K^T * scale + bias) V over any leading (batch, head) dimensions, as PyTorch's.
 
     query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
@@ -204,6 +204,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     minigrad's own keyword-only arguments:
     mask:       bool, True = may NOT attend (minigrad's convention, minigrad/masks.py); instead of attn_mask
     return_weights: also return the weights (..., Tq, Tk) (before dropout)
+    reference:  run the reference tier (functions/attention.py) instead of the fast one
 
     A query whose keys are all masked out gets a zero output and zero gradients
     (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
@@ -233,7 +234,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return _attention_composed(query, key, value, bias, dropout_p, scale, return_weights)
     if is_causal:
         mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
-    attention = fn.pick(fn.ScaledDotProductAttention, fn.FastScaledDotProductAttention)
+    attention = fn.ScaledDotProductAttention if reference else fn.FastScaledDotProductAttention   # the tier
     return attention.apply(query, key, value, array_of(mask), float(dropout_p), float(scale), bool(return_weights))
 
 
@@ -290,41 +291,47 @@ def lengths_mask(lengths, T, N, device):
 
 
 def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
-        nonlinearity="tanh"):
+        nonlinearity="tanh", *, reference=False):
     """One RNN layer, one direction, over a time-major sequence x (T, N, D).
 
     h0 (N, H) or None (zeros); lengths: N ints in [1, T] or None.  Returns (output (T, N, H), h_n (N, H)).
-    Runs minigrad/functions/rnn_fast.py, or rnn.py under ``use_reference_kernels()``.
+    reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.rnn_step_forward
+    and rnn_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
     same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
-    function = fn.pick(fn.RNNFunction, fn.FastRNNFunction)
+    function = fn.RNNFunction if reference else fn.FastRNNFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
 
 
-def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False):
+def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False, *,
+         reference=False):
     """One LSTM layer, one direction, over a time-major sequence x (T, N, D).
 
     h0, c0 (N, H) or None (zeros).  Returns (output (T, N, H), h_n (N, H), c_n (N, H)).
+    reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.lstm_step_forward
+    and lstm_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
     same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
-    function = fn.pick(fn.LSTMFunction, fn.FastLSTMFunction)
+    function = fn.LSTMFunction if reference else fn.FastLSTMFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
 
 
 def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, reverse=False,
-        reset_after=True):
+        reset_after=True, *, reference=False):
     """One GRU layer, one direction, over a time-major sequence x (T, N, D).
 
     reset_after=True is PyTorch's GRU; False is the textbook form (reset gate before the matmul).
     Returns (output (T, N, H), h_n (N, H)).
+    reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.gru_step_forward
+    and gru_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
     same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
-    function = fn.pick(fn.GRUFunction, fn.FastGRUFunction)
+    function = fn.GRUFunction if reference else fn.FastGRUFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)
 
 

@@ -74,7 +74,7 @@ def gradient_norms_through_time(model, x, loss_fn, state=None):
 
     dL/dh_t is the TOTAL gradient reaching the state h_t: through its own
     output and through every later step (what BPTT carries as ``dh``).  The
-    sequence is unrolled with the autograd cell so that each h_t is a tensor
+    sequence is unrolled with the cell (one step Function each) so that each h_t is a tensor
     of its own whose ``.grad`` can be kept.
     """
     cell = as_cell(model)

@@ -2,8 +2,8 @@
 layer, one direction, backward through time written by hand.  gradcheck runs on both tiers.
 
 gradcheck (float64) over the options, hypothesis over shapes, and the second path:
-the same weights unrolled through the autograd cells give the same outputs and
-gradients to 1e-10.
+the same weights unrolled through the cells (one step Function each, the step
+functions of rnn_steps.py) give the same outputs and gradients to 1e-10.
 """
 import pytest
 from hypothesis import given, settings
@@ -32,15 +32,15 @@ def _make(kind, device, T, N, D, H, bias=True, initial=True):
     return x, h0, c0, weights
 
 
-def _call(kind, x, h0, c0, weights, lengths=None, reverse=False):
+def _call(kind, x, h0, c0, weights, lengths=None, reverse=False, reference=False):
     if kind.startswith("rnn"):
-        return F.rnn(x, h0, *weights, lengths=lengths, reverse=reverse, nonlinearity=kind[4:])
+        return F.rnn(x, h0, *weights, lengths=lengths, reverse=reverse, nonlinearity=kind[4:], reference=reference)
     if kind == "lstm":
-        return F.lstm(x, h0, c0, *weights, lengths=lengths, reverse=reverse)
-    return F.gru(x, h0, *weights, lengths=lengths, reverse=reverse, reset_after=(kind == "gru"))
+        return F.lstm(x, h0, c0, *weights, lengths=lengths, reverse=reverse, reference=reference)
+    return F.gru(x, h0, *weights, lengths=lengths, reverse=reverse, reset_after=(kind == "gru"), reference=reference)
 
 
-def _check(kind, device, T, N, D, H, bias=True, initial=True, lengths=None, reverse=False):
+def _check(kind, device, T, N, D, H, bias=True, initial=True, lengths=None, reverse=False, reference=False):
     x, h0, c0, weights = _make(kind, device, T, N, D, H, bias, initial)
     if kind == "rnn_relu":                      # keep pre-activations away from relu's kink
         x = (x + 0.3).detach().requires_grad_()
@@ -51,7 +51,7 @@ def _check(kind, device, T, N, D, H, bias=True, initial=True, lengths=None, reve
         args = [None] * len(inputs)
         for i, value in zip(present, tensors):
             args[i] = value
-        return _call(kind, args[0], args[1], args[2], args[3:], lengths, reverse)
+        return _call(kind, args[0], args[1], args[2], args[3:], lengths, reverse, reference)
 
     minigrad.gradcheck(fn, [inputs[i] for i in present])
 
@@ -60,12 +60,12 @@ def _check(kind, device, T, N, D, H, bias=True, initial=True, lengths=None, reve
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("lengths", [None, [2, 4, 1]])
 def test_gradcheck_options(device, kind, reverse, lengths, tier):
-    _check(kind, device, T=4, N=3, D=2, H=3, lengths=lengths, reverse=reverse)
+    _check(kind, device, T=4, N=3, D=2, H=3, lengths=lengths, reverse=reverse, reference=(tier == "reference"))
 
 
 @pytest.mark.parametrize("kind", list(GATES))
 def test_gradcheck_no_bias_no_initial_state(device, kind, tier):
-    _check(kind, device, T=3, N=2, D=2, H=2, bias=False, initial=False)
+    _check(kind, device, T=3, N=2, D=2, H=2, bias=False, initial=False, reference=(tier == "reference"))
 
 
 @pytest.mark.parametrize("kind", list(GATES))
@@ -82,7 +82,7 @@ def test_gradcheck_shapes_hypothesis(kind, T, N, D, H, reverse, data):
     _check(kind, "cpu", T, N, D, H, lengths=lengths, reverse=reverse)
 
 
-# ------------------------------------------------------------------ BPTT == unrolled autograd cells
+# ------------------------------------------------------------------ BPTT == the cells unrolled step by step
 
 def _cell(kind, H, D, weights):
     if kind.startswith("rnn"):
@@ -173,7 +173,7 @@ def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier, N):
     graph is freed: with retain_graph=True a second backward must see the same saved values."""
     x, h0, c0, weights = _make(kind, device, 4, N, 2, 3)
     leaves = [v for v in [x, h0, c0] + weights if v is not None]
-    out = _call(kind, x, h0, c0, weights)[0]
+    out = _call(kind, x, h0, c0, weights, reference=(tier == "reference"))[0]
     out.sum().backward(retain_graph=True)
     first = [minigrad.Tensor(v.grad).numpy().copy() for v in leaves]
     for v in leaves:
@@ -187,19 +187,20 @@ def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier, N):
 
 def test_bad_arguments_name_the_expected_shape(device, tier):
     x, h0, c0, weights = _make("lstm", device, 3, 2, 4, 5)
+    reference = tier == "reference"
     with pytest.raises(ValueError, match=r"\(T, N, 4\)"):
-        F.lstm(x[:, :, :3], h0, c0, *weights)
+        F.lstm(x[:, :, :3], h0, c0, *weights, reference=reference)
     with pytest.raises(ValueError, match=r"h0 of shape \(N, H\) = \(2, 5\)"):
-        F.lstm(x, h0[:, :4], c0, *weights)
+        F.lstm(x, h0[:, :4], c0, *weights, reference=reference)
     with pytest.raises(ValueError, match=r"c0 of shape \(N, H\) = \(2, 5\)"):
-        F.lstm(x, h0, c0[:1], *weights)
+        F.lstm(x, h0, c0[:1], *weights, reference=reference)
     with pytest.raises(ValueError, match=r"\[1, 3\]"):
-        F.lstm(x, h0, c0, *weights, lengths=[4, 1])
+        F.lstm(x, h0, c0, *weights, reference=reference, lengths=[4, 1])
     with pytest.raises(ValueError, match=r"\[1, 3\]"):
-        F.lstm(x, h0, c0, *weights, lengths=[0, 1])
+        F.lstm(x, h0, c0, *weights, reference=reference, lengths=[0, 1])
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
-        F.lstm(x, h0, c0, *weights, lengths=[1, 1, 1])
+        F.lstm(x, h0, c0, *weights, reference=reference, lengths=[1, 1, 1])
     with pytest.raises(ValueError, match=r"\(T, N, 4\)"):
-        F.lstm(x[0], h0, c0, *weights)
+        F.lstm(x[0], h0, c0, *weights, reference=reference)
     with pytest.raises(ValueError, match="nonlinearity"):
-        F.rnn(x, None, weights[0][:5], weights[1][:5], nonlinearity="sigmoid")
+        F.rnn(x, None, weights[0][:5], weights[1][:5], nonlinearity="sigmoid", reference=reference)

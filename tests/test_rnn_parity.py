@@ -2,7 +2,7 @@
 outputs, final states and gradients of every parameter and input (float64, 1e-10),
 for every option combination PyTorch supports, padded batches against
 pack_padded_sequence(enforce_sorted=False) included.  The fast tier (the layers' default) runs
-every combination; the reference tier (``tier`` fixture, use_reference_kernels) a representative
+every combination; the reference tier (``tier`` fixture, ``reference=True``) a representative
 set, each option at least once (tests/test_tiers.py proves the tiers equal on all of them)."""
 import itertools
 
@@ -18,13 +18,13 @@ KINDS = ["rnn_tanh", "rnn_relu", "lstm", "gru"]
 OPTIONS = list(itertools.product([1, 2], [False, True], [False, True], [False, True], [None, [3, 5, 1]]))
 
 
-def _pair(kind, D, H, **options):
+def _pair(kind, D, H, reference, **options):
     if kind.startswith("rnn"):
         theirs = torch.nn.RNN(D, H, nonlinearity=kind[4:], **options)
-        ours = nn.RNN(D, H, nonlinearity=kind[4:], **options)
+        ours = nn.RNN(D, H, nonlinearity=kind[4:], reference=reference, **options)
     else:
         theirs = getattr(torch.nn, kind.upper())(D, H, **options)
-        ours = getattr(nn, kind.upper())(D, H, **options)
+        ours = getattr(nn, kind.upper())(D, H, reference=reference, **options)
     return theirs, ours
 
 
@@ -43,9 +43,9 @@ def _run_torch(model, x, hx, lengths, batch_first, T):
 
 
 def _compare(device, kind, layers, bidirectional, batch_first, initial, lengths, bias=True,
-             dtype=torch.float64, tol=1e-10):
+             dtype=torch.float64, tol=1e-10, tier="fast"):
     T, N, D, H = 5, 3, 4, 3
-    theirs, ours = _pair(kind, D, H, num_layers=layers, bidirectional=bidirectional,
+    theirs, ours = _pair(kind, D, H, tier == "reference", num_layers=layers, bidirectional=bidirectional,
                          batch_first=batch_first, bias=bias)
     theirs = theirs.to(dtype)
     ours = ours.to(device=device, dtype=minigrad.float64 if dtype == torch.float64 else minigrad.float32)
@@ -99,33 +99,54 @@ REPRESENTATIVE = [(2, True, False, True, [3, 5, 1]), (1, False, True, False, Non
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("layers, bidirectional, batch_first, initial, lengths", REPRESENTATIVE)
 def test_parity_with_pytorch_reference_tier(kind, layers, bidirectional, batch_first, initial, lengths):
-    with minigrad.use_reference_kernels():
-        _compare("cpu", kind, layers, bidirectional, batch_first, initial, lengths)
+    _compare("cpu", kind, layers, bidirectional, batch_first, initial, lengths, tier="reference")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_parity_without_bias(device, kind, tier):
-    _compare(device, kind, 2, True, False, True, [2, 5, 4], bias=False)
+    _compare(device, kind, 2, True, False, True, [2, 5, 4], bias=False, tier=tier)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_parity_on_device(device, kind, tier):
-    _compare(device, kind, 2, True, True, True, [5, 1, 3])
+    _compare(device, kind, 2, True, True, True, [5, 1, 3], tier=tier)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_parity_float32(kind, tier):
-    _compare("cpu", kind, 2, True, False, True, [5, 2, 3], dtype=torch.float32, tol=1e-5)
+    _compare("cpu", kind, 2, True, False, True, [5, 2, 3], dtype=torch.float32, tol=1e-5, tier=tier)
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_cells_match_pytorch_cells(kind):
-    D, H = 3, 4
-    theirs = getattr(torch.nn, kind.upper() + "Cell")(D, H).double()
-    ours = getattr(nn, kind.upper() + "Cell")(D, H).double()
+@pytest.mark.parametrize("kind", ["rnn_tanh", "rnn_relu", "lstm", "gru"])
+@pytest.mark.parametrize("state", [False, True])
+def test_cells_match_pytorch_cells(kind, state):
+    """The cells run the step functions of rnn_steps.py: outputs and every gradient as PyTorch's cells."""
+    D, H, N = 3, 4, 2
+    if kind.startswith("rnn"):
+        theirs = torch.nn.RNNCell(D, H, nonlinearity=kind[4:]).double()
+        ours = nn.RNNCell(D, H, nonlinearity=kind[4:]).double()
+    else:
+        theirs = getattr(torch.nn, kind.upper() + "Cell")(D, H).double()
+        ours = getattr(nn, kind.upper() + "Cell")(D, H).double()
     ours.load_state_dict(theirs.state_dict())
-    x = torch.randn(2, D, dtype=torch.float64)
-    a = theirs(x)
-    b = ours(minigrad.tensor(x.numpy()))
-    for u, v in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+    x = torch.randn(N, D, dtype=torch.float64, requires_grad=True)
+    states = [torch.randn(N, H, dtype=torch.float64, requires_grad=True) for _ in range(2 if kind == "lstm" else 1)]
+    hx = None if not state else tuple(states) if kind == "lstm" else states[0]
+    a = theirs(x, hx)
+    a = a if isinstance(a, tuple) else (a,)
+    vs = [torch.randn_like(u) for u in a]
+    sum((u * v).sum() for u, v in zip(a, vs)).backward()
+
+    def mine(t):
+        return minigrad.tensor(t.detach().numpy(), requires_grad=True)
+    mx, mstates = mine(x), [mine(s) for s in states]
+    mhx = None if not state else tuple(mstates) if kind == "lstm" else mstates[0]
+    b = ours(mx, mhx)
+    b = b if isinstance(b, tuple) else (b,)
+    sum((u * minigrad.tensor(v.numpy())).sum() for u, v in zip(b, vs)).backward()
+    for u, v in zip(a, b):
         assert numpy.abs(u.detach().numpy() - v.numpy()).max() < 1e-12
+    pairs = [(x, mx)] + (list(zip(states, mstates)) if state else [])
+    pairs += [(p, dict(ours.named_parameters())[name]) for name, p in theirs.named_parameters()]
+    for theirs_leaf, our_leaf in pairs:
+        assert numpy.abs(theirs_leaf.grad.numpy() - _host(our_leaf.grad)).max() < 1e-12

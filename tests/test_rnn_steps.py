@@ -1,15 +1,17 @@
 """The textbook level: one time step of RNN, LSTM and GRU (minigrad/functions/rnn_steps.py).
 
-Each step function is wrapped in a tiny autograd Function so that gradcheck
-compares its hand-written backward with finite differences (float64), and a
-sequence built from the RNN step shows that gradcheck catches the classic BPTT
-bug: forgetting the dh carried from step t+1.
+Each step function runs inside its one-step autograd Function (the cells' own,
+minigrad/functions/rnn.py: RNNCellFunction, ...) so that gradcheck compares its
+hand-written backward with finite differences (float64), and a sequence built
+from the RNN step shows that gradcheck catches the classic BPTT bug: forgetting
+the dh carried from step t+1.
 """
 import pytest
 
 import minigrad
 from minigrad.autograd import Function
-from minigrad.functions.rnn import GRUFunction, LSTMFunction, RNNFunction
+from minigrad.functions.rnn import (GRUCellFunction, GRUFunction, LSTMCellFunction, LSTMFunction, RNNCellFunction,
+                                   RNNFunction)
 from minigrad.functions.rnn_steps import (
     gru_step_backward, gru_step_forward, lstm_step_backward, lstm_step_forward, rnn_step_backward,
     rnn_step_forward,
@@ -32,58 +34,25 @@ def _weights(device, gates, bias=True):
     return params
 
 
-class RNNStep(Function):
-    @staticmethod
-    def forward(ctx, x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity):
-        h_next, ctx.cache = rnn_step_forward(x, h, w_ih, w_hh, b_ih, b_hh, nonlinearity)
-        return h_next
-
-    @staticmethod
-    def backward(ctx, dh):
-        return rnn_step_backward(dh, ctx.cache) + (None,)
-
-
-class LSTMStep(Function):
-    @staticmethod
-    def forward(ctx, x, h, c, w_ih, w_hh, b_ih, b_hh):
-        h_next, c_next, ctx.cache = lstm_step_forward(x, h, c, w_ih, w_hh, b_ih, b_hh)
-        return h_next, c_next
-
-    @staticmethod
-    def backward(ctx, dh, dc):
-        return lstm_step_backward(dh, dc, ctx.cache)
-
-
-class GRUStep(Function):
-    @staticmethod
-    def forward(ctx, x, h, w_ih, w_hh, b_ih, b_hh, reset_after):
-        h_next, ctx.cache = gru_step_forward(x, h, w_ih, w_hh, b_ih, b_hh, reset_after)
-        return h_next
-
-    @staticmethod
-    def backward(ctx, dh):
-        return gru_step_backward(dh, ctx.cache) + (None,)
-
-
 @pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_rnn_step_gradcheck(device, nonlinearity, bias):
     x, h = _randn(device, N, D), _randn(device, N, H)
     params = _weights(device, 1, bias)
-    minigrad.gradcheck(lambda *a: RNNStep.apply(*a, nonlinearity), (x, h, *params))
+    minigrad.gradcheck(lambda *a: RNNCellFunction.apply(*a, nonlinearity), (x, h, *params))
 
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_lstm_step_gradcheck(device, bias):
     x, h, c = _randn(device, N, D), _randn(device, N, H), _randn(device, N, H)
-    minigrad.gradcheck(LSTMStep.apply, (x, h, c, *_weights(device, 4, bias)))
+    minigrad.gradcheck(LSTMCellFunction.apply, (x, h, c, *_weights(device, 4, bias)))
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
 @pytest.mark.parametrize("bias", [True, False])
 def test_gru_step_gradcheck(device, reset_after, bias):
     x, h = _randn(device, N, D), _randn(device, N, H)
-    minigrad.gradcheck(lambda *a: GRUStep.apply(*a, reset_after), (x, h, *_weights(device, 3, bias)))
+    minigrad.gradcheck(lambda *a: GRUCellFunction.apply(*a, reset_after), (x, h, *_weights(device, 3, bias)))
 
 
 def test_step_functions_agree_with_one_step_of_the_sequence_functions(device):

@@ -5,13 +5,12 @@ Tensor side (argument checks, defaults, the functional form) lives in
 ``minigrad/functional.py`` and ``minigrad/tensor.py``.
 
 Two tiers (as in Chainer).  The recurrent layers and attention have a
-REFERENCE implementation, written to be read (rnn.py, attention.py), and a
-FAST one beside it (rnn_fast.py, attention_fast.py) whose header says which
-lines of the reference each block speeds up.  Tests prove the tiers equal.
-The layers run the fast tier; ``use_reference_kernels()`` runs the reference:
-
-    with minigrad.use_reference_kernels():     # or use_reference_kernels(True) / (False)
-        out, h_n = model(x)
+REFERENCE implementation, written to be read (rnn.py over rnn_steps.py,
+attention.py), and a FAST one beside it (rnn_fast.py, attention_fast.py) whose
+header says what it changes relative to the reference.  Tests prove the tiers
+equal.  The functional forms choose the tier from an argument, in one visible
+line: ``F.lstm(..., reference=True)``; the layers take ``reference=`` too, and
+``minigrad.nn.reference_tier(model)`` sets it on every layer of a model.
 
 Adding an op:
   1. its Function (forward and backward on arrays, each backward line naming the
@@ -23,8 +22,6 @@ Adding an op:
   5. tests: a float64 gradcheck on cpu and strict devices (tests/test_ops_gradcheck.py)
      and, where PyTorch has the op, a parity case (tests/test_ops_parity.py).
 """
-import contextlib
-
 from .arithmetic import Add, Div, Mul, Neg, Pow, RoundedDiv, Sub
 from .attention import ScaledDotProductAttention
 from .attention_fast import FastScaledDotProductAttention
@@ -40,41 +37,10 @@ from .losses import BCEWithLogits, BinaryCrossEntropy, CrossEntropy, NLLLoss
 from .norm import Norm
 from .normalization import LayerNorm
 from .reductions import Max, Mean, Sum
-from .rnn import GRUFunction, LSTMFunction, RNNFunction
+from .rnn import (GRUCellFunction, GRUFunction, LSTMCellFunction, LSTMFunction, RNNCellFunction,  # noqa: F401
+                  RNNFunction)
 from .rnn_fast import FastGRUFunction, FastLSTMFunction, FastRNNFunction
 from .scan import CumProd, CumSum, Flip, Roll
 from .selection import MaskedFill, Where
 from .shape import Cat, Expand, GetItem, Permute, Reshape, Split, Stack
 from .softmax import LogSoftmax, Softmax
-
-_reference_kernels = False
-
-
-def reference_kernels_enabled():
-    """True while the layers run the reference tier (see ``use_reference_kernels``)."""
-    return _reference_kernels
-
-
-@contextlib.contextmanager
-def _restoring(previous):
-    global _reference_kernels
-    try:
-        yield
-    finally:
-        _reference_kernels = previous
-
-
-def use_reference_kernels(enabled=True):
-    """Run RNN, LSTM, GRU and attention on the reference tier (True) or the fast tier (False).
-
-    Takes effect at once; used in a ``with`` statement, the previous tier returns
-    at the end of the block.
-    """
-    global _reference_kernels
-    previous, _reference_kernels = _reference_kernels, bool(enabled)
-    return _restoring(previous)
-
-
-def pick(reference, fast):
-    """The reference Function under ``use_reference_kernels()``, else the fast one."""
-    return reference if _reference_kernels else fast

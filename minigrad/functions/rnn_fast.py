@@ -1,42 +1,45 @@
-"""RNN, LSTM and GRU over whole sequences: the FAST tier.  Read rnn.py first.
+"""RNN, LSTM and GRU over whole sequences: the FAST tier.  Read rnn.py (and rnn_steps.py) first.
 
-(Over 400 lines on purpose: three Functions whose speed-ups must sit next to
-the loops they change, each block citing the reference lines it replaces.)
+Same Functions, same arguments, same numbers as the reference ``rnn.py``, which
+loops over the step functions of ``rnn_steps.py``; tests/test_tiers.py proves
+the two equal for every option.  The layers run these unless built with
+``reference=True``.  What this file changes relative to the reference, and
+nothing else (the equations are rnn_steps.py's, rearranged; the measured cost
+of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
+256, batch 64, T = 50 / 200, float32, one thread):
 
-Same Functions, same arguments, same numbers as the reference ``rnn.py`` (the
-tests in tests/test_tiers.py prove it for every option); the nn layers run
-these.  Each block below names the lines of the reference it speeds up.  Only
-what a same-process A/B showed worth >= 3% on the benchmark it targets is kept
-(benchmarks/bench_rnn.py sizes: in 128, hidden 256, batch 64, T = 50 / 200;
-"tiny": in 8, hidden 8, batch 1, T = 50; the measured cost of the plain code
-in brackets):
-
+  0. Whole-sequence products.  The reference's step computes x_t W_ih^T + b
+     at every step and returns each step's dW_ih, dW_hh, db and dx_t; here the
+     input projection of all T steps is ONE matmul before the loop, and after
+     the loop dx = dA W_ih, dW_ih = dA^T X, dW_hh = dA^T H_prev, db = sum dA
+     are one matmul each over all T*N rows (``_projection_grads``), so the
+     loops only carry h_{t-1} W_hh^T forward and da W_hh backward.  The loop
+     bodies are written out here instead of calling the step functions, so
+     that the blocks below can change how they store and compute.
   1. Gate-major storage (LSTM, GRU).  The reference keeps a step's gates as
      column slices of an (N, 4H) array; here all steps' gates are one
      (n_gates, T, N, H) array, gate index first, so gate k of step t, G[k, t],
      is a contiguous (N, H) block and G[:, t] the whole step, (n_gates, N, H).
      Gate arithmetic on contiguous blocks is 3-5x cheaper than on strided
      column slices.  The projections are computed per gate, x W_ih,k^T, in one
-     batched matmul over k.  (Replaces reference lines `a = xw[t] + h @ w_hh.T`
-     and `i, f, g, o = (gates[t, :, k * H:(k + 1) * H] ...)`.)
+     batched matmul over k.
   2. One tanh for all gates of a step (LSTM, GRU's r and z):
      sigma(a) = (1 + tanh(a / 2)) / 2 (rnn_steps.sigmoid), so with the sigmoid
      gates' weight rows halved once (exact in floating point), one tanh over the
      (4, N, H) step buffer, a multiply and an add activate all four gates.
-     (Replaces the four lines `i = sigmoid(...)` ... `o = sigmoid(...)`; plain:
-     tiny LSTM +30%; halving the gates each step instead of the weights once:
-     tiny LSTM forward +4%, GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)
+     (Plain: tiny LSTM +30%; halving the gates each step instead of the weights
+     once: GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)
   3. Local derivatives a run of steps at a time (LSTM, GRU; all T for the RNN).
      The slopes (sigma', tanh', and the factors next to dc and dh) depend only
      on the forward's values, so they are computed before the loop for a
-     cache-sized run of steps (``_step_runs``), and the loop only multiplies
-     them by the carried gradient.  (Replaces the `da = [dc g i(1 - i), ...]`
-     lines of the reference's backward loop; one run for all T: +10-20% at T = 200.)
+     cache-sized run of steps (``_step_runs``: about 2^15 values per gate), and
+     the loop only multiplies them by the carried gradient.  (One run for all
+     T: +10-20% at T = 200.)
   4. dA written over the gate array (LSTM, GRU).  The gates are needed only
      until their slopes are computed, so dA takes their memory instead of a new
      (n_gates, T, N, H) array, unless the graph is kept for another backward
-     (``ctx.retain_graph``).  (Replaces `dA = xp.empty_like(gates)`; plain:
-     +10-22% at T = 50 and 200, and one more 4TNH array in memory.)
+     (``ctx.retain_graph``).  (Plain: +10-22% at T = 50 and 200, and one more
+     4TNH array in memory.)
   5. The LSTM recomputes tanh(c_t) in the backward instead of storing it
      (LSTM T = 200 extra memory 146 -> 107 MiB).
   6. States in one (T + 1, N, H) array ``hs``: step t reads hs[t] and writes
@@ -46,55 +49,26 @@ in brackets):
   7. The bias trick: [x, 1] [W_ih, b]^T = x W_ih^T + b, so the input projection
      adds the biases inside its matmul, and [dW_ih, db] = dA^T [x, 1] gets the
      bias gradient from the same matmul as the weight's (the ones column sums
-     dA).  (Replaces `xw = xw + b` in ``_input_projection`` and the sums in
-     ``_sequence_grads``; plain: GRU forward +9%, LSTM T = 50 and 200 +3-5%.)
+     dA).  (Plain: GRU forward +9%, LSTM T = 50 and 200 +3-5%.)
   8. ``out=`` where a plain expression would allocate a fresh T-sized array
      (the RNN's slopes: +14% at T = 50, in page faults) and in the forward
      steps of the LSTM and GRU, where each is one NumPy call fewer than the
      expression (tiny GRU +8%, tiny LSTM forward +2-4% as expressions).
-  9. One sequence (N = 1, the LSTM): a step's gates (4, 1, H) gate-major are
-     also the row (1, 4H), so the recurrent product h_{t-1} W_hh^T is one 2-D
-     ``dot`` with the (H, 4H) W_hh^T instead of a batched matmul over the
-     gates, and dh_{t-1} = sum_k da_k W_hh,k is one 2-D dot, da (1, 4H) W_hh,
-     instead of a matmul per gate and their sum (``_recurrent_weights``,
-     ``_recurrent_grad``).  Likewise the input projection is the plain rows
-     (T, 4H) = (T, 4, 1, H), one 2-D matmul whose step t is a contiguous
-     (4, 1, H) block (G is then filled step by step; H <= 16: block 12).
-     (Replaces `a = ... + h @ w_hh.T`, `dh = da @ w_hh` and
-     ``_input_projection``'s gate-major layout for N = 1; plain: tiny LSTM
-     +10% for the two step products, +5% for the projection.)
- 10. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
+  9. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
-     more (plain: tiny LSTM +3%, its Function alone +4%).
- 11. One small sequence (N = 1, H <= 16, no lengths; the LSTM's backward): a
-     step's cost is NumPy's per-call overhead, and broadcasting one (N, H)
-     array over three gates (`da[:3] *= dc`) costs three plain calls.  So the
-     loop works on (1, 4H) rows, all four blocks at once: dh repeated 4 times,
-     dc4 = [dc, dc, dc, dh] (the slopes of c padded with a 1, the carried dc
-     with a 0), da = slopes * dc4 in one call, and dh_{t-1} repeated 4 times
-     from one dot with W_hh tiled (4H, 4H).  G is stored step-major for N = 1
-     so that a step's row is a view.  (Replaces the five lines of the loop
-     body; plain: tiny LSTM +8%.  The tiled W_hh makes the dot 4x larger: at
-     H = 32 even, at H = 64 +8%, hence the limit.)
- 12. One small sequence in the LSTM's forward (N = 1, H <= 16): the states live
-     in rows Z[r] = [h, x, 1] (hs is a view of Z's first H columns), each row
-     holding the x of the step that reads that state, so a step's gates are ONE
-     dot, [h_{t-1}, x_t, 1] [W_hh, W_ih, b]^T, with no input projection
-     before the loop and no add per step.  (Replaces `a = xw[t] + h @ w_hh.T`
-     and ``_input_projection`` there; plain (block 9): tiny LSTM forward +10%,
-     fwd+bwd +4%.  For larger sizes one projection matmul for all T beats
-     reading W_ih at every step.)
+     more (plain: tiny LSTM +3%).
 
-Returned to plain code after an A/B showed < 3% on its benchmark: one merged
-weight-gradient matmul dA^T [x, h_{t-1}, 1] (split: T = 200 4% faster, T = 50
-2% slower), the slopes computed into scratch buffers written over the gates
-(named temporaries now), chains of ``out=`` ufunc calls in the backward loops
-(equal within 1-2%).  Tried and not kept: the LSTM's dh_{t-1} = da W_hh as one
-matmul of da seen as (N, 4H) rows instead of one per gate and a sum (tiny LSTM
--6%, but batch 8, hidden 256: +20%).
-
-The file is longer than the ~400 lines of the others because it holds the
-three Functions next to the list of blocks above that explains them.
+No block depends on the batch or hidden size; the one size threshold is the
+run length of block 3 (tests/test_tiers.py runs sizes on both sides of it, and
+batch 1 at hidden 4, 16, 17 and 64).  Removed in issue 19: three layouts for
+one sequence (N = 1) in the LSTM (the gates as one (1, 4H) row with 2-D dot
+products; for H <= 16 rows [h, x, 1] holding the states and a second, one-row
+backward loop), which no lesson or homework runs (they train with batch 8-64);
+without them the tiny LSTM (batch 1, in 8, hidden 8, T = 50) fwd+bwd takes 34%
+longer (same-process A/B, median of paired ratios; hidden 32: 15%).
+Also returned to plain code earlier after an A/B showed < 3%: one merged
+weight-gradient matmul dA^T [x, h_{t-1}, 1], scratch buffers for the slopes,
+chains of ``out=`` ufunc calls in the backward loops.
 
 Variable lengths: ``mask`` (T, N, 1) as in rnn.py.  A padded step keeps its
 state (copied with ``where``), outputs zero, and in the backward its slopes are
@@ -145,12 +119,11 @@ def _with_ones(xp, x):
     return ones
 
 
-def _fast_input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
+def _fast_input_projection(xp, x, w_ih, biases, n_gates):
     """x W_ih^T + biases for all T steps, gate-major: (T, N, D) -> (n_gates, T, N, H), ONE matmul.
 
     Block k holds gate k, x W_ih,k^T + b_k (W_ih,k: rows kH..(k+1)H of W_ih).  With
-    biases it is [x, 1] [W_ih, b]^T (block 7).  gate_major=False: the plain rows
-    (T*N, n_gates*H), one 2-D matmul (block 9).
+    biases it is [x, 1] [W_ih, b]^T (block 7).
     """
     T, N, D = x.shape
     H = w_ih.shape[0] // n_gates
@@ -160,8 +133,6 @@ def _fast_input_projection(xp, x, w_ih, biases, n_gates, gate_major=True):
         w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
     else:
         x = x.reshape(T * N, D)
-    if not gate_major:
-        return xp.matmul(x, w_ih.T)
     w_k_T = w_ih.reshape(n_gates, H, w_ih.shape[1]).transpose(0, 2, 1)  # (n_gates, D[+1], H): W_ih,k^T
     return xp.matmul(x, w_k_T).reshape(n_gates, T, N, H)
 
@@ -172,27 +143,10 @@ def _gate_blocks_T(xp, w):
     return xp.ascontiguousarray(w.reshape(-1, H, H).transpose(0, 2, 1))
 
 
-def _recurrent_weights(xp, w, N):
-    """(n_gates*H, H) recurrent weights -> the right operand of h_{t-1} (N, H) for a step's gates (block 9).
-
-    (n_gates, H, H), block k = W_k^T, giving the gates gate-major, (n_gates, N, H); for one
-    sequence (N = 1) the (H, n_gates*H) matrix W^T instead: its (1, n_gates*H) row product IS
-    the gates gate-major, from one 2-D matmul.
-    """
-    if N == 1:
-        return xp.ascontiguousarray(w.T)
-    return _gate_blocks_T(xp, w)
-
-
 def _recurrent_grad(xp, da, w_hh, parts):
-    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H) (block 9).
-
-    A batched matmul per gate into ``parts`` (n_gates, N, H) and their sum; for one sequence
-    (N = 1) da is the row [da_1, ..., da_k] and the sum is ONE 2-D matmul, da (1, n_gates*H) W_hh.
-    """
+    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H): a batched matmul per gate
+    into ``parts`` (n_gates, N, H), and their sum."""
     n_gates, N, H = da.shape
-    if N == 1:
-        return xp.dot(da.reshape(1, n_gates * H), w_hh)
     xp.matmul(da, w_hh.reshape(n_gates, H, H), out=parts)
     return parts.sum(axis=0)
 
@@ -332,52 +286,24 @@ class FastLSTMFunction(Function):
         # pre-activations, times ``half`` plus ``shift``, gives all four gates
         half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
         half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        Z = None
-        if N == 1:   # (4, T, N, H) filled step by step, stored step-major: a step's (1, 4H) row is contiguous
-            G = xp.empty((T, 4, N, H), dtype=x.dtype).transpose(1, 0, 2, 3)      # (blocks 9 and 11)
-        if N == 1 and H <= 16:                                          # block 12: rows [h_{t-1}, x_t, 1]
-            D = x.shape[2]
-            Z = xp.empty((T + 1, H + D + 1), dtype=x.dtype)             # row r: hs[r], the x that meets it, 1
-            Z[(1 if reverse else 0):(T + 1 if reverse else T), H:H + D] = x[:, 0]
-            Z[0 if reverse else T, H:H + D] = 0                         # the final state meets no x
-            Z[:, H + D] = 1
-            bias = xp.zeros(4 * H, dtype=x.dtype)
-            for b in (b_ih, b_hh):
-                bias = bias if b is None else bias + b
-            w_all = xp.concatenate([w_hh, w_ih, bias[:, None]], axis=1) * half_rows[:, None]
-            w_rec = xp.ascontiguousarray(w_all.T)                       # (H + D + 1, 4H)
-            hs = Z[:, None, :H]                                         # (T + 1, 1, H), a view
-            hs[T if reverse else 0] = 0 if h0 is None else h0
-        else:
-            projection = _fast_input_projection(xp, x, w_ih * half_rows[:, None],  # a / 2 (a for g), x part
-                                                [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4,
-                                                gate_major=N > 1)
-            if N == 1:                                                  # block 9: rows (T, 4H) = (T, 4, 1, H)
-                G_in = projection.reshape(T, 4, N, H)                   # G_in[t]: step t's x part, contiguous
-            else:
-                G = projection                                          # (4, T, N, H), gate-major
-                G_in = G.transpose(1, 0, 2, 3)                          # G_in[t]: step t's x part, a view
-            w_rec = _recurrent_weights(xp, w_hh * half_rows[:, None], N)    # W_hh^T halved, block 9
-            hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)         # (T + 1, N, H)
+        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
+                                   [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
+        w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None])           # (4, H, H): W_hh,k^T halved
+        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
         half = xp.empty((4, N, H), dtype=x.dtype)
         half[...] = half_gate[:, None, None]
         shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
-        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's gates, a view
         gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
         i, f, g, o = gates
-        gates_rec = gates.reshape(1, 4 * H) if N == 1 else gates        # block 9: as a (1, 4H) row
-        product = xp.dot if N == 1 else xp.matmul                       #   (dot: the cheaper 2-D call)
         ig = xp.empty((N, H), dtype=x.dtype)
         tanh_c = xp.empty((N, H), dtype=x.dtype)
         padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             # block 8: out= calls, each a NumPy call fewer than the plain expression
-            if Z is None:
-                product(hs[prev], w_rec, out=gates_rec)                 # h_{t-1} W_hh,k^T for each gate k
-                xp.add(gates, G_in[t], out=gates)                       #   + x_t W_ih,k^T + b_k
-            else:
-                xp.dot(Z[prev:prev + 1], w_rec, out=gates_rec)          # block 12: [h_{t-1}, x_t, 1] W^T
+            xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
+            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
             xp.tanh(gates, out=gates)
             xp.multiply(gates, half, out=gates)
             xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
@@ -401,7 +327,7 @@ class FastLSTMFunction(Function):
         x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
         xp = backend.array_module(dout, x)
         H = w_hh.shape[1]
-        dout = xp.ascontiguousarray(dout)                               # block 10: not a broadcast view
+        dout = xp.ascontiguousarray(dout)                               # block 9: not a broadcast view
         _, h_prev, _ = _outputs(hs, ctx.reverse)
         c_new, c_prev, _ = _outputs(cs, ctx.reverse)
         f_carry = G[1]                                                  # dc_{t-1} = dc * f
@@ -409,20 +335,10 @@ class FastLSTMFunction(Function):
             valid, padded = _float_mask(mask, x.dtype)
             dout = dout * valid                                         # its output was a constant zero
             f_carry = G[1] * valid + padded                             # a padded step passes dc through
-        dA_steps = G.transpose(1, 0, 2, 3)                              # dA_steps[t]: step t's (4, N, H)
-        if ctx.retain_graph:                                            # block 4: dA takes G's memory
-            dA_steps = dA_steps.copy()                                  #   (same layout: block 11's rows)
-        dA = dA_steps.transpose(1, 0, 2, 3)                             # (4, T, N, H)
+        dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
+        dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
         dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
         dh_next, dc_next = dh_n, dc_n
-        one_row = dout.shape[1] == 1 and mask is None and H <= 16       # block 11
-        if one_row:
-            rows = dA_steps.reshape(x.shape[0], 1, 4 * H)               # a view: step-major for N = 1
-            dout4 = xp.concatenate([dout] * 4, axis=-1)                 # (T, 1, 4H): [dout, dout, dout, dout]
-            w_hh4 = xp.concatenate([w_hh] * 4, axis=1)                  # (4H, 4H): da W_hh4 = [dh_{t-1}] * 4
-            zeros = xp.zeros_like(dh_n)
-            dh_next4 = xp.concatenate([dh_n] * 4, axis=-1)
-            dc_next4 = xp.concatenate([dc_n, dc_n, dc_n, zeros], axis=-1)
         for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
             # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
             i, f, g, o = G[:, lo:hi]
@@ -438,17 +354,6 @@ class FastLSTMFunction(Function):
             if mask is not None:
                 dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
                 slope_c *= valid[lo:hi]
-            if one_row:   # block 11: the loop below on (1, 4H) rows, all four blocks at once
-                ones = xp.ones_like(slope_c)
-                slope_c4 = xp.concatenate([slope_c, slope_c, slope_c, ones], axis=-1)      # dc4 ends in dh
-                f_run4 = xp.concatenate([f_run, f_run, f_run, 0 * ones], axis=-1)        # dc_next4 ends in 0
-                for t, _, _ in run:
-                    dh4 = dout4[t] + dh_next4                           # [dh, dh, dh, dh]
-                    dc4 = dc_next4 + dh4 * slope_c4[t - lo]             # [dc, dc, dc, dh]
-                    xp.multiply(rows[t], dc4, out=rows[t])              # [da_i, da_f, da_g, da_o]
-                    dh_next4 = xp.dot(rows[t], w_hh4)                   # [dh_{t-1}] * 4
-                    dc_next4 = dc4 * f_run4[t - lo]                     # [dc_{t-1}] * 3, 0
-                continue
             for t, _, _ in run:
                 da = dA_steps[t]                                        # (4, N, H): the slopes, then da
                 dh = dout[t] + dh_next
@@ -459,8 +364,6 @@ class FastLSTMFunction(Function):
                 dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
                 if mask is not None:
                     dh_next += dh * padded[t]
-        if one_row:
-            dh_next, dc_next = dh_next4[:, :H], dc_next4[:, :H]
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
         return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
 

@@ -28,10 +28,16 @@ Notation (the lessons'):   N batch, D input features, H hidden units.
 
 Weights are stored as in PyTorch, (out, in), so the pre-activations are
 ``x @ w_ih.T + h_prev @ w_hh.T``, and the gate blocks come in PyTorch's
-order: LSTM (i, f, g, o), GRU (r, z, n).  The sequence functions in
-``minigrad/functions/rnn.py`` (the reference tier; ``rnn_fast.py`` is the fast
-one) run the same equations over all T steps at once; the tests check each
-level against finite differences and the two levels against each other.
+order: LSTM (i, f, g, o), GRU (r, z, n).
+
+This file is the one place the recurrent equations and their derivatives are
+written.  Everything else calls these functions: the reference sequence
+Functions of ``minigrad/functions/rnn.py`` loop over them (forward and
+backward), the cells of ``minigrad/nn/rnn_cell.py`` run one of them per call,
+and ``minigrad/instruments.py`` reads the gates they cache.  The fast tier,
+``rnn_fast.py``, rearranges the same equations for speed, and the tests prove
+it equal to the reference (tests/test_tiers.py); the tests also check every
+step here against finite differences (tests/test_rnn_steps.py).
 """
 from .. import backend
 

@@ -17,6 +17,7 @@ from .module import Module, Parameter
 from .normalization import LayerNorm
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, unroll  # noqa: F401
+from .tiers import reference_tier  # noqa: F401
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,  # noqa: F401
                           TransformerEncoderLayer)

@@ -1,11 +1,13 @@
 """Recurrent layers: RNN, LSTM, GRU, with PyTorch's signatures, parameter names and shapes.
 
-Each layer and direction runs one sequence Function, forward and backward
-through time written by hand: from ``minigrad/functions/rnn_fast.py`` (the
-fast tier), or from ``minigrad/functions/rnn.py`` (the reference, the one to
-read) under ``minigrad.use_reference_kernels()``.  Stacking: layer k reads
-the outputs of layer k-1 (both directions concatenated when bidirectional),
-with dropout between layers in training.
+Each layer's ``forward`` runs every layer and direction through its functional
+form, ``F.rnn`` / ``F.lstm`` / ``F.gru`` (minigrad/functional.py), whose one
+line ``function = ... if reference else ...`` picks the tier: the reference
+(``reference=True``: minigrad/functions/rnn.py, a loop over the step
+equations of functions/rnn_steps.py, the code to read) or the fast tier
+(the default: functions/rnn_fast.py, the same numbers).  Stacking: layer k
+reads the outputs of layer k-1 (both directions concatenated when
+bidirectional), with dropout between layers in training.
 
 Parameters, as in ``torch.nn``, for layer k (suffix ``_reverse`` for the
 backward direction), G = 1 (RNN), 4 (LSTM), 3 (GRU):
@@ -35,8 +37,9 @@ class RNNBase(Module):
     mode = None
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, *, reference=False):
         super().__init__()
+        self.reference = bool(reference)    # True: the reference tier (see the module docstring)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"{self.mode}: dropout must be in [0, 1), got {dropout}")
         if hidden_size < 1 or num_layers < 1:
@@ -94,18 +97,24 @@ class RNNBase(Module):
                              f"hidden_size) = {expected}, got {tuple(state.shape)}")
 
     # ---------------------------------------------------------------- forward
-    def _run(self, x, states, lengths):
-        """x (T, N, D) time-major; states: tuple of (L*dirs, N, H) tensors or Nones.
+    def _run_layers(self, function, input, states, lengths, **options):
+        """Every layer and direction through ``function``: F.rnn, F.lstm or F.gru (one layer, one direction).
 
-        Returns (output (T, N, dirs*H), tuple of final states, each (L*dirs, N, H)).
+        input (T, N, D) (batch_first: (N, T, D)); states: tuple of (L*dirs, N, H) tensors or Nones.
+        Returns (output (T, N, dirs*H) (batch_first: (N, T, ...)), tuple of final states, each (L*dirs, N, H)).
         """
+        self._check_input(input)
+        x = input.transpose(0, 1) if self.batch_first else input
+        for state, name in zip(states, ("h0", "c0")):
+            self._check_state(state, name, x.shape[1])
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(self.num_directions):
                 k = layer * self.num_directions + direction
                 start = tuple(None if s is None else s[k] for s in states)
-                out, *last = self._layer(x, start, self._weights(layer, direction), lengths, direction == 1)
+                out, *last = function(x, *start, *self._weights(layer, direction), lengths=lengths,
+                                      reverse=direction == 1, reference=self.reference, **options)
                 outputs.append(out)
                 for collected, final in zip(finals, last):
                     collected.append(final)
@@ -113,22 +122,16 @@ class RNNBase(Module):
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout)
         # one layer and direction: unsqueeze, a quarter of stack's cost (tiny LSTM 1.5%)
-        return x, tuple(stack(collected, dim=0) if len(collected) > 1 else collected[0].unsqueeze(0)
-                        for collected in finals)
-
-    def _forward(self, input, states, lengths):
-        self._check_input(input)
-        x = input.transpose(0, 1) if self.batch_first else input
-        for state, name in zip(states, ("h0", "c0")):
-            self._check_state(state, name, x.shape[1])
-        output, finals = self._run(x, states, lengths)
-        return (output.transpose(0, 1) if self.batch_first else output), finals
+        finals = tuple(stack(collected, dim=0) if len(collected) > 1 else collected[0].unsqueeze(0)
+                       for collected in finals)
+        return (x.transpose(0, 1) if self.batch_first else x), finals
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
-        for name, default in (("bias", True), ("batch_first", False), ("dropout", 0.0), ("bidirectional", False)):
+        for name, default in (("bias", True), ("batch_first", False), ("dropout", 0.0), ("bidirectional", False),
+                              ("reference", False)):
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
         return text
@@ -138,7 +141,8 @@ class RNN(RNNBase):
     """Elman RNN:  h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)  (or relu).
 
     RNN(input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-        batch_first=False, dropout=0.0, bidirectional=False)
+        batch_first=False, dropout=0.0, bidirectional=False, *, reference=False)
+        reference: run the reference tier (minigrad's addition; see the module docstring)
 
     forward(input, hx=None, lengths=None) -> (output, h_n)
         input   (T, N, input_size), or (N, T, input_size) when batch_first
@@ -152,19 +156,15 @@ class RNN(RNNBase):
     mode = "RNN"
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None, *, reference=False):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device, dtype)
-
-    def _layer(self, x, start, weights, lengths, reverse):
-        return F.rnn(x, start[0], *weights, lengths=lengths, reverse=reverse,
-                     nonlinearity=self.nonlinearity)
+                         bidirectional, device, dtype, reference=reference)
 
     def forward(self, input, hx=None, lengths=None):
-        output, (h_n,) = self._forward(input, (hx,), lengths)
+        output, (h_n,) = self._run_layers(F.rnn, input, (hx,), lengths, nonlinearity=self.nonlinearity)
         return output, h_n
 
 
@@ -174,7 +174,7 @@ class LSTM(RNNBase):
         i, f, o = sigma(...),  g = tanh(...),  c_t = f c_{t-1} + i g,  h_t = o tanh(c_t)
 
     LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-         dropout=0.0, bidirectional=False)
+         dropout=0.0, bidirectional=False, *, reference=False)
 
     forward(input, hx=None, lengths=None) -> (output, (h_n, c_n))
         hx = (h0, c0), each (num_layers * num_directions, N, H); zeros when None.
@@ -183,16 +183,13 @@ class LSTM(RNNBase):
 
     mode = "LSTM"
 
-    def _layer(self, x, start, weights, lengths, reverse):
-        return F.lstm(x, start[0], start[1], *weights, lengths=lengths, reverse=reverse)
-
     def forward(self, input, hx=None, lengths=None):
         if hx is None:
             hx = (None, None)
         elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
             raise ValueError("LSTM: hx must be a tuple (h0, c0), each of shape "
                              "(num_layers * num_directions, N, hidden_size)")
-        output, (h_n, c_n) = self._forward(input, tuple(hx), lengths)
+        output, (h_n, c_n) = self._run_layers(F.lstm, input, tuple(hx), lengths)
         return output, (h_n, c_n)
 
 
@@ -217,7 +214,7 @@ class GRU(RNNBase):
     of z and 1 - z.  Check which one a text uses before comparing gate values.
 
     GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-        dropout=0.0, bidirectional=False, reset_after=True)
+        dropout=0.0, bidirectional=False, reset_after=True, *, reference=False)
 
     forward(input, hx=None, lengths=None) -> (output, h_n), shapes as in ``RNN``.
     """
@@ -225,15 +222,11 @@ class GRU(RNNBase):
     mode = "GRU"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, reset_after=True, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, reset_after=True, device=None, dtype=None, *, reference=False):
         self.reset_after = reset_after
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device, dtype)
-
-    def _layer(self, x, start, weights, lengths, reverse):
-        return F.gru(x, start[0], *weights, lengths=lengths, reverse=reverse,
-                     reset_after=self.reset_after)
+                         bidirectional, device, dtype, reference=reference)
 
     def forward(self, input, hx=None, lengths=None):
-        output, (h_n,) = self._forward(input, (hx,), lengths)
+        output, (h_n,) = self._run_layers(F.gru, input, (hx,), lengths, reset_after=self.reset_after)
         return output, h_n

@@ -1,10 +1,11 @@
-"""One step of an RNN, an LSTM and a GRU, built ONLY from autograd primitives.
+"""One step of an RNN, an LSTM and a GRU: the cells.
 
-No backward is written here: ``F.linear``, ``sigmoid``, ``tanh``, ``*`` and
-``+`` each bring their own, and autograd chains them.  Unrolled over a
-sequence with ``unroll``, these cells are the slow, obviously correct second
-path that the hand-written backward through time in
-``minigrad/functions/rnn.py`` and ``rnn_fast.py`` is tested against.
+Each cell runs the step equations of ``minigrad/functions/rnn_steps.py``
+(``rnn_step_forward`` and ``rnn_step_backward``, ...) through a one-step
+Function of ``minigrad/functions/rnn.py`` (``RNNCellFunction``, ...), the same
+code the reference tier of nn.RNN / LSTM / GRU loops over.  ``unroll`` runs a
+cell over a sequence one step at a time, each step a node of the graph (so a
+lesson can keep every h_t's gradient).
 
 Parameters as ``torch.nn.RNNCell`` / ``LSTMCell`` / ``GRUCell``: weight_ih
 (G*H, input_size), weight_hh (G*H, H), bias_ih, bias_hh (G*H,), all from
@@ -12,8 +13,9 @@ U(-1/sqrt(H), 1/sqrt(H)); gates LSTM (i, f, g, o), GRU (r, z, n).
 """
 import math
 
-from .. import functional as F
+from .. import functions as fn
 from ..creation import empty, stack, tensor, where, zeros
+from ..promotion import same_dtype
 from . import init
 from .module import Module, Parameter
 
@@ -39,10 +41,16 @@ class _CellBase(Module):
     def _zeros(self, x):
         return zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
 
-    def _check(self, x):
+    def _check(self, x, *states):
+        name = type(self).__name__
         if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ValueError(f"{type(self).__name__}: expected input of shape (N, input_size) = "
+            raise ValueError(f"{name}: expected input of shape (N, input_size) = "
                              f"(N, {self.input_size}), got {x.shape}")
+        for state in states:
+            if tuple(state.shape) != (x.shape[0], self.hidden_size):
+                raise ValueError(f"{name}: expected a state of shape (N, hidden_size) = "
+                                 f"({x.shape[0]}, {self.hidden_size}), got {tuple(state.shape)}")
+        same_dtype(name, input=x, weight_ih=self.weight_ih)
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
@@ -58,10 +66,10 @@ class RNNCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
-        self._check(x)
         h = self._zeros(x) if h is None else h
-        a = F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh, self.bias_hh)
-        return a.tanh() if self.nonlinearity == "tanh" else a.relu()
+        self._check(x, h)
+        return fn.RNNCellFunction.apply(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                                        self.nonlinearity)
 
 
 class LSTMCell(_CellBase):
@@ -74,13 +82,9 @@ class LSTMCell(_CellBase):
     gates = 4
 
     def forward(self, x, state=None):
-        self._check(x)
         h, c = (self._zeros(x), self._zeros(x)) if state is None else state
-        a = F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh, self.bias_hh)
-        i, f, g, o = a.chunk(4, dim=1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        h = o.sigmoid() * c.tanh()
-        return h, c
+        self._check(x, h, c)
+        return fn.LSTMCellFunction.apply(x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
 class GRUCell(_CellBase):
@@ -99,22 +103,10 @@ class GRUCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
-        self._check(x)
         h = self._zeros(x) if h is None else h
-        H = self.hidden_size
-        ai_r, ai_z, ai_n = F.linear(x, self.weight_ih, self.bias_ih).chunk(3, dim=1)
-        b_hh = self.bias_hh
-        if self.reset_after:
-            ah_r, ah_z, ah_n = F.linear(h, self.weight_hh, b_hh).chunk(3, dim=1)
-        else:
-            ah_r, ah_z = F.linear(h, self.weight_hh[:2 * H], None if b_hh is None else b_hh[:2 * H]).chunk(2, dim=1)
-        r = (ai_r + ah_r).sigmoid()
-        z = (ai_z + ah_z).sigmoid()
-        if self.reset_after:
-            n = (ai_n + r * ah_n).tanh()
-        else:
-            n = (ai_n + F.linear(r * h, self.weight_hh[2 * H:], None if b_hh is None else b_hh[2 * H:])).tanh()
-        return (1 - z) * n + z * h
+        self._check(x, h)
+        return fn.GRUCellFunction.apply(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                                        self.reset_after)
 
 
 def unroll(cell, x, state=None, lengths=None, reverse=False):

@@ -1,7 +1,10 @@
 """Assignment: one step of an LSTM and of a GRU, forward and backward.
 
-The functions are minigrad's own (minigrad/functions/rnn_steps.py): the
-library runs the very code you write here.  Weights are stored as in PyTorch,
+The functions are minigrad's own (minigrad/functions/rnn_steps.py) with their
+bodies taken out: written right, they are the code that minigrad's reference
+tier runs at every time step (nn.LSTM / nn.GRU with reference=True, F.lstm /
+F.gru with reference=True, nn.LSTMCell and nn.GRUCell); the default fast tier
+(functions/rnn_fast.py) computes the same numbers.  Weights are stored as in PyTorch,
 (out, in), with the gate blocks stacked in PyTorch's order along the rows:
 
     LSTM (i, f, g, o):  w_ih (4H, D), w_hh (4H, H), b_ih, b_hh (4H,)

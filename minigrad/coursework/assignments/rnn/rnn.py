@@ -10,8 +10,11 @@ Each forward returns its output and a ``cache``, anything the backward needs;
 each backward takes the upstream gradient and the cache and returns one
 gradient per input, of that input's shape (``dx`` has the shape of ``x``).
 
-The two step functions are minigrad's own (minigrad/functions/rnn_steps.py):
-the library runs the very code you write here.
+The two step functions are minigrad's own (minigrad/functions/rnn_steps.py)
+with their bodies taken out: written right, they are the code that minigrad's
+reference tier runs at every time step (nn.RNN(..., reference=True), F.rnn(...,
+reference=True) and nn.RNNCell call rnn_step_forward and rnn_step_backward);
+the default fast tier (functions/rnn_fast.py) computes the same numbers.
 """
 from minigrad import backend
 
