@@ -15,7 +15,7 @@ import math
 
 from .. import functions as fn
 from ..creation import empty, stack, tensor, where, zeros
-from ..promotion import same_dtype
+from ..torch_compat.promotion import same_dtype
 from . import init
 from .module import Module, Parameter
 
