@@ -224,7 +224,7 @@ def pairwise(sources, base=None):
 
 # --------------------------------------------------------------------------- references and minigrad itself
 
-MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIBRARY_FOLDERS = ("functions", "nn")          # minigrad's own implementation of what the assignments teach
 LIBRARY_FILES = ("functional.py", "autograd.py", "masks.py")
 
@@ -273,8 +273,8 @@ def reference_flags(source, assignment):
     one function's, is flagged, naming the functions.  Imports of minigrad
     modules the handed-out file does not import are flagged too.
     """
-    from . import list_assignments, load_assignment
-    from .make import student_version
+    from ..authoring.assignment import list_assignments, load_assignment
+    from ..authoring.make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
     files = {assignment.module: source} if isinstance(source, str) else dict(source)

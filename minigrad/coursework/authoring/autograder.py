@@ -51,7 +51,7 @@ mkdir -p "$ROOT/results"
 PYTHON="$ROOT/venv/bin/python"
 [ -x "$PYTHON" ] || PYTHON=python3      # setup.sh not run (a test): the image's own
 "$PYTHON" -I -c "import sys; sys.path.insert(0, '$ROOT/source/lib'); \\
-from minigrad.coursework.autograder import run; sys.exit(run('$ROOT'))"
+from minigrad.coursework.authoring.autograder import run; sys.exit(run('$ROOT'))"
 """
 
 
@@ -82,7 +82,7 @@ def build(assignment, out, seed=None):
     import numpy
     import minigrad
     from .assignment import load_assignment
-    from .cases import grading_seed
+    from ..grading.cases import grading_seed
     assignment = load_assignment(assignment)
     seed = grading_seed(seed)
     package = os.path.dirname(os.path.abspath(minigrad.__file__))
@@ -100,9 +100,9 @@ def build(assignment, out, seed=None):
 def run(root="/autograder"):
     """Grade root/submission with root/source's assignment and seed; write root/results/results.json."""
     from .assignment import find_submission
-    from .grader import Grader
-    from .report import gradescope, write_atomic
-    from .similarity import reference_flags, submission_sources
+    from ..grading.grader import Grader
+    from ..grading.report import gradescope, write_atomic
+    from ..grading.similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
