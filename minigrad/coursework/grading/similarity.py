@@ -23,6 +23,10 @@ sides first, as MOSS's ``-b`` does, so only what the
 students wrote is compared.  The results are flags for a person to look at,
 never a score: short textbook formulas (``dx = dout * y * (1 - y)``) come out
 alike when written honestly.
+
+One piece of state lives in this module: ``_file_fingerprints`` caches the
+fingerprints of minigrad's own files (functools.lru_cache, keyed by path and
+modification time), computed once per process instead of once per student.
 """
 import ast
 import functools

@@ -38,6 +38,12 @@ Process tree, and who can reach whom:
 ``Worker.close`` (also on leaving the ``with``) tells the supervisor to kill
 the worker's session, every process below the supervisor and, as root, every
 process of the worker's uid; then checks /proc itself and kills what is left.
+
+One piece of state lives in this module, on purpose: ``isolation()``'s answer
+(functools.lru_cache), probed once per grading process, since the probe starts
+a process of its own.  The rest is constants; the uids in use are claimed on
+disk (UID_CLAIMS), and a warning given once per grading run is the caller's
+record (``Worker(warned=...)``, the Grader's set), not this module's.
 """
 import enum
 import json
