@@ -123,7 +123,7 @@ def test_every_setting_is_filled_in_at_load(tmp_path):
     assert step.hints.shown("failed") == ["go back through tanh first"]           # the policy's one level
     assert sequence.uses == ("step",) and step.uses == ()                         # read from the reference
     assert [entry.scale for entry in step.inputs] == [1.0, 1.0, 0.5, 0.5, 1.0]
-    assert sequence.inputs[0].time_axis == 1 and step.differentiable == [0, 1, 2, 3, 4]
+    assert sequence.inputs[0].time_axis == 1 and step.differentiable == (0, 1, 2, 3, 4)
 
 
 def test_a_reference_that_does_not_parse_is_the_instructors_error(tmp_path):

@@ -209,6 +209,7 @@ class Check:
     calls:  what the worker calls, by kind: {"forward": ..., "backward": ...} (pair), {"class": ...}
             (function), {"function": ...} or {"class": ...} (autograd)
     grads:  the gradients' names, one per differentiable input ("d" + the input's name by default)
+    differentiable: the positions of the inputs that get a gradient
     uses:   the other checks whose functions this check's reference functions call (read from the
             reference's source when the assignment loads): a failure there is reported there, once"""
     name: str
@@ -224,13 +225,9 @@ class Check:
     backward_points: float
     tolerances: Tolerances
     hints: Hints
+    differentiable: tuple
     timing: TimingCase = None
     uses: tuple = ()
-
-    @property
-    def differentiable(self):
-        """The positions of the inputs that get a gradient."""
-        return [i for i, entry in enumerate(self.inputs) if entry.differentiable]
 
 
 def _input(entry):
@@ -250,7 +247,8 @@ def _check(entry, assignment_spec):
     return Check(
         name=entry["name"], kind=entry["kind"], calls={k: entry[k] for k in KINDS_CALLS if k in entry},
         kwargs=dict(entry.get("kwargs", {})), inputs=inputs, outputs=tuple(entry["outputs"]), grads=tuple(grads),
-        cases=tuple(dict(c) for c in entry["cases"]), points=points, forward_points=forward_points,
+        cases=tuple(dict(c) for c in entry["cases"]), points=points,
+        differentiable=tuple(i for i, e in enumerate(inputs) if e.differentiable), forward_points=forward_points,
         backward_points=entry.get("backward_points", points - forward_points), tolerances=tolerances,
         hints=Hints.of(entry, assignment_spec),
         timing=None if timing is None else TimingCase(dict(timing["case"]), timing.get("budget", 20)))
@@ -280,7 +278,8 @@ def dependencies(reference, checks):
 
 class Assignment:
     """An assignment folder, loaded once: ``path``, ``name``, ``title``, ``module`` (the file students write),
-    ``checks`` (Check objects, every setting filled in), ``answer_modules``, ``order``; ``spec`` is its
+    ``reference`` (the
+    reference solution's file), ``checks`` (Check objects, every setting filled in), ``answer_modules``, ``order``; ``spec`` is its
     checks.json as read (for the tools that rewrite it)."""
 
     def __init__(self, path):
@@ -295,16 +294,13 @@ class Assignment:
         self.name = self.spec.get("name", os.path.basename(self.path))
         self.title = self.spec.get("title", self.name)
         self.module = self.spec["module"]
+        self.reference = os.path.join(self.path, self.module)   # the reference solution's file
         self.order = self.spec.get("order", 99)
         self.answer_modules = list(self.spec.get("answer_modules", []))
         checks = [_check(entry, self.spec) for entry in self.spec["checks"]]
         uses = dependencies(self.reference, checks)
         self.checks = [replace(check, uses=uses[check.name]) for check in checks]
         self.shipped = os.path.dirname(self.path) == ASSIGNMENTS_DIR
-
-    @property
-    def reference(self):
-        return os.path.join(self.path, self.module)
 
     def check(self, name):
         for check in self.checks:
@@ -339,9 +335,3 @@ def load_assignment(name_or_path):
     raise ValueError(f"no assignment named {name_or_path!r}: the shipped ones are {', '.join(names)} "
                      "(or pass the path of a folder with a checks.json)")
 
-
-def find_submission(path, assignment):
-    """(folder, file name) of a submission given as its folder or as its file."""
-    if os.path.isdir(path):
-        return os.path.abspath(path), assignment.module
-    return os.path.dirname(os.path.abspath(path)), os.path.basename(path)

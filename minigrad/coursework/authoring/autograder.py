@@ -12,7 +12,7 @@ The zip holds everything; setup needs nothing but pip's registry, for NumPy:
     config.json       the assignment, the grading seed (drawn when the zip is made), minigrad's version
 
 Gradescope unpacks the zip into /autograder/source and runs run_autograder as
-root; the workers then run as uids of their own (sandbox.py), and
+root; the workers then run as uids of their own (sandbox/control.py), and
 run_autograder first makes source/assignment readable by root only.  The root
 folder is /autograder unless MINIGRAD_AUTOGRADER_ROOT says otherwise (the
 tests unpack the zip into a temporary tree laid out the same way).
@@ -99,8 +99,7 @@ def build(assignment, out, seed=None):
 
 def run(root="/autograder"):
     """Grade root/submission with root/source's assignment and seed; write root/results/results.json."""
-    from .assignment import find_submission
-    from ..grading.grader import Grader
+    from ..grading.grader import Grader, find_submission
     from ..grading.report import gradescope, write_atomic
     from ..grading.similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
@@ -110,7 +109,7 @@ def run(root="/autograder"):
             config = json.load(f)
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
-            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
+            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment.module)
             # read before the submission runs (its code could rewrite its files): every .py file of it
             sources = submission_sources(folder)
             flags = reference_flags(sources, grader.assignment) if sources else []

@@ -95,15 +95,15 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder + os.sep)
 
 
-def _seed(out, seed, assignment, regrade):
+def _seed(out, seed, name, regrade):
     """The run's seed: the one recorded in ``out`` when resuming, else ``seed`` (or the environment's, or fresh)."""
     record = os.path.join(out, "grading.json")
     if os.path.exists(record) and not regrade:
         with open(record, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("assignment") != assignment.name:
+        if recorded.get("assignment") != name:
             raise ValueError(f"{out} holds grades of assignment {recorded.get('assignment')!r}, not "
-                             f"{assignment.name!r}: choose another --out, or --regrade")
+                             f"{name!r}: choose another --out, or --regrade")
         if seed is not None and int(seed) != recorded["seed"]:
             raise ValueError(f"{out} was graded with seed {recorded['seed']}, not {seed}: resume without --seed, "
                              "or --regrade everyone")
@@ -126,7 +126,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     flat = None if names else lms_export(submissions, assignment.module)   # {student: {file: path}}
     names = names or sorted(flat)
     os.makedirs(out, exist_ok=True)
-    seed = _seed(out, seed, assignment, regrade)
+    seed = _seed(out, seed, assignment.name, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
     version = minigrad_version()
     write_atomic(os.path.join(out, "grading.json"), json.dumps(

@@ -7,7 +7,7 @@ The grader never imports a submission.  For every check of ``checks.json``:
        asks a trusted reference worker for the reference's outputs at those
        inputs and at every input nudged by +-eps, element by element: one
        request per case, once per grading run, shared by every student;
-    2. it asks the student's worker (sandbox.py) for the same outputs, and
+    2. it asks the student's worker (sandbox/) for the same outputs, and
        compares them all with the reference's: the FORWARD part;
     3. it asks the student's worker for the backward at random upstream
        gradients v_k, and judges each gradient against the central differences
@@ -38,11 +38,18 @@ from dataclasses import replace
 import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
-from ..authoring.assignment import find_submission, load_assignment
+from ..authoring.assignment import load_assignment
 from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, isolation
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import compare, diagnose_gradient, dtype_problem
 from .outcome import NO_GRADIENTS, NONE_YET, STATUS_WORDS, Outcome, Part, Status, Worst
+
+def find_submission(path, module):
+    """(folder, file name) of a submission given as its folder (holding the file ``module``) or as its file."""
+    if os.path.isdir(path):
+        return os.path.abspath(path), module
+    return os.path.dirname(os.path.abspath(path)), os.path.basename(path)
+
 
 def _largest_error(name, analytic, numeric, atol):
     """The Worst element over those larger than atol: a 1e-12 next to a 0 is not an error of 1."""
@@ -81,7 +88,7 @@ class Grader:
         self.hide = [self.assignment.path] + [os.path.abspath(p) for p in hide]   # covered in students' workers
         self.seed = grading_seed(seed)
         self.limits = limits or Limits()
-        names = self.assignment.names()
+        names = [c.name for c in self.assignment.checks]
         unknown = [n for n in (only or []) if n not in names]
         if unknown:
             raise KeyError(f"assignment {self.assignment.name} has no check named "
@@ -115,7 +122,7 @@ class Grader:
             raise NotGraded(f"the grader failed ({type(error).__name__}: {error})") from error
 
     def _grade(self, submission):
-        folder, module = find_submission(submission, self.assignment)
+        folder, module = find_submission(submission, self.assignment.module)
         for check in self.checks:
             self.reference.prepare(check)
         outcomes, worker, stopped = {}, None, None

@@ -13,7 +13,7 @@ trusts nothing: a header that is too long, nested deeper than MAX_NESTING
 dtype outside ``DTYPES``, a negative, too-large or too-deep shape, or a pipe
 that ends early raise ProtocolError.
 The grader checks the returned arrays' shapes, dtypes and values itself
-(grader.py); this module only frames them.
+(grading/grader.py); this module only frames them.
 
 Imported by both processes: it needs the standard library and NumPy only.
 """

@@ -1,6 +1,6 @@
 """The worker: the only process that runs a submission's code.  It computes, the grader judges.
 
-The grader (sandbox.py) starts this file as a fresh interpreter,
+The grader (control.py) starts this file as a fresh interpreter,
 
     python -I -S -B worker.py FD        (its config, JSON, on the pipe FD; sys.path from the config)
 
@@ -423,7 +423,7 @@ def main(config):
     installed = dict.fromkeys([sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(numpy.__file__)),
                                os.path.dirname(os.path.abspath(minigrad.__file__))])
     unreadable = [path for path in installed if not os.access(path, os.R_OK | os.X_OK)]
-    # the grader's clock for the submission starts now; "unreadable" is for the instructor (sandbox.py)
+    # the grader's clock for the submission starts now; "unreadable" is for the instructor (control.py)
     protocol.write_message(replies, {"status": "started", "unreadable": unreadable})
     sys.path.insert(0, os.getcwd())
     module_name = os.path.splitext(config["module"])[0]
