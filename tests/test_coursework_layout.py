@@ -48,3 +48,8 @@ def test_no_function_rebinds_module_state():
             tree = ast.parse(path.read_text(encoding="utf-8"))
             rebinding = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Global)]
             assert rebinding == [], f"{path.relative_to(COURSEWORK)}:{rebinding}: state a reader must discover"
+
+
+def test_the_worker_names_a_failure_in_the_protocols_words():
+    from minigrad.coursework.sandbox import protocol, worker
+    assert (worker.NOT_IMPLEMENTED, worker.RAISED) == (protocol.NOT_IMPLEMENTED, protocol.RAISED)

@@ -134,7 +134,8 @@ def validate(spec, filename, folder):
                            if isinstance(d, str)} | {e["causal"] for e in (inputs or []) if isinstance(e, dict)
                                                       and "causal" in e}
                 need(letters <= sizes, where + ".timing.case", f"gives no size for {sorted(letters - sizes)}")
-                need(_number(timing.get("budget", 20)) and timing.get("budget", 20) >= 1, where + ".timing.budget",
+                budget = timing.get("budget", TimingCase.budget)
+                need(_number(budget) and budget >= 1, where + ".timing.budget",
                      "a number >= 1: how many times the reference's backward time the student's may take")
         outputs = check.get("outputs")
         need(isinstance(outputs, list) and outputs and all(isinstance(o, str) for o in outputs), where + ".outputs",
@@ -149,8 +150,8 @@ def validate(spec, filename, folder):
         for key in TOLERANCES:
             default = getattr(Tolerances, key)
             need(key not in check or (_number(check[key]) and 0 <= check[key] < 1), f"{where}.{key}",
-                 f"a tolerance is a number from 0 up to 1 (not included), e.g. {default:g} (the default: leave the field out "
-                 f"to use it), got {check.get(key)!r}")
+                 f"a tolerance is a number from 0 up to 1 (not included), e.g. {default:g} (the default: leave "
+                 f"the field out to use it), got {check.get(key)!r}")
         if "forward_points" in check or "backward_points" in check:
             split = [check.get("forward_points"), check.get("backward_points")]
             if need(all(_number(p) for p in split), where, "give both forward_points and backward_points"):
@@ -230,10 +231,15 @@ class Check:
     uses: tuple = ()
 
 
+def _given(entry, keys):
+    """The fields of ``keys`` that checks.json gives: the others keep the defaults written in the model above."""
+    return {k: entry[k] for k in keys if k in entry}
+
+
 def _input(entry):
     source = next(k for k in ("shape", "value", "causal") if k in entry)
-    return Input(entry["name"], source, tuple(entry.get("shape", ())), entry.get("value"), entry.get("causal", ""),
-                 entry.get("scale", 1.0), entry.get("shift", 0.0), entry.get("grad", True), entry.get("time_axis"))
+    given = _given(entry, ("value", "causal", "scale", "shift", "grad", "time_axis"))
+    return Input(entry["name"], source, shape=tuple(entry.get("shape", ())), **given)
 
 
 def _check(entry, assignment_spec):
@@ -242,7 +248,7 @@ def _check(entry, assignment_spec):
     grads = entry.get("grads") or ["d" + e.name for e in inputs if e.differentiable]
     points = entry.get("points", 1)
     forward_points = entry.get("forward_points", 0)
-    tolerances = Tolerances(**{k: entry[k] for k in ("atol", "rtol", "forward_atol", "forward_rtol") if k in entry})
+    tolerances = Tolerances(**_given(entry, TOLERANCES))
     timing = entry.get("timing")
     return Check(
         name=entry["name"], kind=entry["kind"], calls={k: entry[k] for k in KINDS_CALLS if k in entry},
@@ -251,7 +257,7 @@ def _check(entry, assignment_spec):
         differentiable=tuple(i for i, e in enumerate(inputs) if e.differentiable), forward_points=forward_points,
         backward_points=entry.get("backward_points", points - forward_points), tolerances=tolerances,
         hints=Hints.of(entry, assignment_spec),
-        timing=None if timing is None else TimingCase(dict(timing["case"]), timing.get("budget", 20)))
+        timing=None if timing is None else TimingCase(dict(timing["case"]), **_given(timing, ("budget",))))
 
 
 def dependencies(reference, checks):
@@ -278,9 +284,8 @@ def dependencies(reference, checks):
 
 class Assignment:
     """An assignment folder, loaded once: ``path``, ``name``, ``title``, ``module`` (the file students write),
-    ``reference`` (the
-    reference solution's file), ``checks`` (Check objects, every setting filled in), ``answer_modules``, ``order``; ``spec`` is its
-    checks.json as read (for the tools that rewrite it)."""
+    ``reference`` (the reference solution's file), ``checks`` (Check objects, every setting filled in),
+    ``answer_modules``, ``order``; ``spec`` is its checks.json as read (for the tools that rewrite it)."""
 
     def __init__(self, path):
         self.path = os.path.abspath(path)

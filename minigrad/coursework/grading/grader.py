@@ -39,10 +39,11 @@ import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
 from ..authoring.assignment import load_assignment
-from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, isolation
+from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, isolation, protocol
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import compare, diagnose_gradient, dtype_problem
-from .outcome import NO_GRADIENTS, NONE_YET, STATUS_WORDS, Outcome, Part, Status, Worst
+from .outcome import NO_GRADIENTS, NONE_YET, STATUS_WORDS, WORKER_FAILURES, Outcome, Part, Status, Worst
+
 
 def find_submission(path, module):
     """(folder, file name) of a submission given as its folder (holding the file ``module``) or as its file."""
@@ -70,7 +71,7 @@ def _float64_problem(name, array):
 def _student_failure(header, part, default):
     """The Outcome of a reply whose status is not "ok": the worker says as data whether the student's code
     raised NotImplementedError ("failure"); the message is only carried to the student."""
-    status = Status.NOT_IMPLEMENTED if header.get("failure") == Status.NOT_IMPLEMENTED.value else Status.RAISED
+    status = Status.NOT_IMPLEMENTED if header.get("failure") == protocol.NOT_IMPLEMENTED else Status.RAISED
     return Outcome(status, part, str(header.get("message", default))[:2000],   # as the worker caps it
                    NO_GRADIENTS if part is Part.BACKWARD else None)
 
@@ -156,7 +157,7 @@ class Grader:
             try:
                 forward = self._forward(worker, check, case)
             except WorkerFailed as failure:
-                return Outcome(Status(failure.kind.value), Part.FORWARD, failure.reason)
+                return Outcome(WORKER_FAILURES[failure.kind], Part.FORWARD, failure.reason)
             if isinstance(forward, Outcome):
                 return forward
             values.append(forward)
@@ -165,7 +166,7 @@ class Grader:
             try:
                 backward = self._backward(worker, check, case, value)
             except WorkerFailed as failure:
-                return Outcome(Status(failure.kind.value), Part.BACKWARD, failure.reason)
+                return Outcome(WORKER_FAILURES[failure.kind], Part.BACKWARD, failure.reason)
             if not backward.passed:
                 return backward
             worst = max(worst, backward.worst, key=_worst_order)

@@ -10,14 +10,16 @@
     worst    a Worst (max relative error, where) of the backward's gradients, when it was measured
 
 Who makes the status: the worker's reply says whether the student's code raised
-NotImplementedError (its "failure" field, worker.py), the sandbox whether the
-worker crashed, timed out or did not import (``WorkerFailed.kind``), the checks
-whether an array is not float64 (grader.py, with ``diagnostics.dtype_problem``'s words).  Nothing here is
-read back out of a message: a student's exception that says "not implemented"
-or "float64" in its text is a failure like any other.
+NotImplementedError (its "failure" field, protocol.NOT_IMPLEMENTED), the sandbox
+whether the worker crashed, timed out or did not import (``WorkerFailed.kind``),
+the grader's checks whether an array is not float64 (``diagnostics.dtype_problem``
+writes the words).  Nothing is read back out of a message: a student's exception
+that says "not implemented" or "float64" in its text is a failure like any other.
 """
 import enum
 from dataclasses import dataclass
+
+from ..sandbox import Failure
 
 
 class Part(enum.Enum):
@@ -26,7 +28,7 @@ class Part(enum.Enum):
 
 
 class Status(enum.Enum):
-    """How a check ended.  The value of a worker's failure is the sandbox's ``Failure`` value of the same name."""
+    """How a check ended (the values are the words of grade.json's "status" where it has them)."""
     PASSED = "passed"
     WRONG = "wrong"                        # answered, and the answer is wrong (values, shape, count, NaN)
     DTYPE = "dtype"                        # an array not float64 (float32 and float16 lose the digits judged)
@@ -37,6 +39,8 @@ class Status(enum.Enum):
     TIMEOUT = "timeout"                    # no answer within the wall-clock limit
     TOO_SLOW = "timing"                    # the backward at the timing case's sizes took too long
 
+
+WORKER_FAILURES = {Failure.IMPORT: Status.IMPORT, Failure.CRASHED: Status.CRASHED, Failure.TIMEOUT: Status.TIMEOUT}
 
 # The words of the result's "status" field (grade.json, the gradebook's reports): the worker's failures only.
 STATUS_WORDS = {Status.IMPORT: "import", Status.CRASHED: "crashed", Status.TIMEOUT: "timeout",

@@ -133,8 +133,8 @@ def drop_privileges(uid, gid):
 
 # --------------------------------------------------------------------------- calling student code
 
-NOT_IMPLEMENTED = "not implemented"   # a reply's "failure" when the student's code raised NotImplementedError
-RAISED = "raised"                     # ... and for every other failure of the student's code
+NOT_IMPLEMENTED = "not implemented"   # a reply's "failure": protocol.NOT_IMPLEMENTED and RAISED (the same words:
+RAISED = "raised"                     # StudentError is made before main() loads protocol.py by its path)
 
 
 class StudentError(Exception):
