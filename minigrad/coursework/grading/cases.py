@@ -12,6 +12,7 @@ import secrets
 import threading
 import time
 import zlib
+from dataclasses import dataclass
 
 import numpy
 
@@ -39,6 +40,14 @@ def make_inputs(check, case, rng):
             shape = tuple(case[d] if isinstance(d, str) else d for d in entry.shape)
             values.append(rng.standard_normal(shape) * entry.scale + entry.shift)
     return values
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One gradient a case asks for: of which input (or module parameter), its name, its position in the args."""
+    input_name: str
+    grad_name: str
+    position: int
 
 
 class Case:
@@ -145,17 +154,17 @@ class Reference:
     def _prepare_case(self, check, number, case):
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), number])
         args = make_inputs(check, case, rng)
-        slots = [(check.inputs[i].name, check.grads[j], i) for j, i in enumerate(check.differentiable)]
+        slots = [Slot(check.inputs[i].name, check.grads[j], i) for j, i in enumerate(check.differentiable)]
         target = target_of(check)
         if check.kind == "autograd" and "class" in check.calls:
             target["init_seed"] = int(rng.integers(2 ** 31))
             header, values = self._ask_reference({"op": "parameters", "target": target}, [])
             target = target_of(check, header["names"])
             for name, value in zip(header["names"], values):
-                slots.append((name, f"grad of {name}", len(args)))
+                slots.append(Slot(name, f"grad of {name}", len(args)))
                 args.append(value)
-        perturbations = [[position, index, sign * EPS] for _, _, position in slots
-                         for index in range(args[position].size) for sign in (1, -1)]
+        perturbations = [[slot.position, index, sign * EPS] for slot in slots
+                         for index in range(args[slot.position].size) for sign in (1, -1)]
         entries, arrays = arguments(args)
         _, out = self._ask_reference({"op": "forward", "target": target, "args": entries,
                                       "perturbations": perturbations}, arrays)

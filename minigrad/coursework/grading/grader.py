@@ -259,7 +259,7 @@ class Grader:
         center, points = values
         tolerances = check.tolerances
         entries, arrays = arguments(case.args)
-        reply_bytes = 8 * sum(case.args[position].size for _, _, position in case.slots)
+        reply_bytes = 8 * sum(case.args[slot.position].size for slot in case.slots)
         header, grads = worker.request({"op": "backward", "target": case.target, "args": entries,
                                         "douts": len(arrays)}, arrays + case.douts,
                                        max_payload=64 * reply_bytes + (1 << 20))
@@ -277,7 +277,8 @@ class Grader:
         grads = [None if k in missing else next(grads) for k in range(len(case.slots))]
         failures, worst, start = [], NONE_YET, 0
         wrong_dtype = False
-        for (input_name, grad_name, position), grad in zip(case.slots, grads):
+        for slot, grad in zip(case.slots, grads):
+            input_name, grad_name, position = slot.input_name, slot.grad_name, slot.position
             x = case.args[position]
             plus = numpy.array(points[start:start + 2 * x.size:2]).reshape(x.shape)
             minus = numpy.array(points[start + 1:start + 2 * x.size:2]).reshape(x.shape)
