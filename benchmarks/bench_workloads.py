@@ -142,7 +142,7 @@ def torch_causal_lm(torch, V, d_model, nhead, num_layers, dim_feedforward, max_l
 # ----------------------------------------------------------------------------- decoding loops in torch
 
 def torch_greedy(torch, model, state, start, max_len, eos=None):
-    """minigrad.decoding.greedy's loop, on torch tensors: (N lists of ids, N summed log-probs)."""
+    """minigrad.decoding.greedy's loop, on torch tensors: (N lists of ids, N summed log-probs, steps taken)."""
     with torch.no_grad():
         tokens = torch.tensor(start, dtype=torch.int64)
         N = tokens.shape[0]
@@ -162,11 +162,12 @@ def torch_greedy(torch, model, state, start, max_len, eos=None):
                 finished = finished | (tokens == eos)
                 if bool(finished.all()):
                     break
-        return [row[:n].tolist() for row, n in zip(out, lengths.tolist())], total.tolist()
+        return [row[:n].tolist() for row, n in zip(out, lengths.tolist())], total.tolist(), t + 1
 
 
 def torch_beam_search(torch, model, state, start, beam_size, max_len, eos):
-    """minigrad.decoding.beam_search's loop (length_penalty 0, n_best 1) on torch tensors: the best ids per row."""
+    """minigrad.decoding.beam_search's loop (length_penalty 0, n_best 1) on torch tensors:
+    (the best ids of each row, steps taken)."""
     with torch.no_grad():
         tokens = torch.tensor(start, dtype=torch.int64)
         N, K = tokens.shape[0], beam_size
@@ -198,7 +199,7 @@ def torch_beam_search(torch, model, state, start, beam_size, max_len, eos):
             if bool(finished.all()):
                 break
         order = torch.argsort(-log_prob, dim=1)
-        return [history[n, order[n, 0], :lengths[n, order[n, 0]]].tolist() for n in range(N)]
+        return [history[n, order[n, 0], :lengths[n, order[n, 0]]].tolist() for n in range(N)], t + 1
 
 
 # ----------------------------------------------------------------------------- training steps
@@ -271,7 +272,9 @@ def causal_lm_pair(torch, N, T):
 # ----------------------------------------------------------------------------- decoding
 
 def decoding_pair(torch, model_name, search, tokens, beam_size=5):
-    """(minigrad decode, torch decode, check): each decodes ``tokens`` tokens at batch 1 from <bos>."""
+    """(minigrad decode, torch decode), each decoding up to ``tokens`` tokens at batch 1 from <bos>.
+
+    minigrad's returns the best sequence, torch's (the best sequence, steps taken)."""
     minigrad.manual_seed(0)
     torch.manual_seed(0)
     if model_name == "GRU char LM":
@@ -290,22 +293,25 @@ def decoding_pair(torch, model_name, search, tokens, beam_size=5):
             return decoding.greedy(ours, ours.initial_state(1), start=[BOS_IDX], max_len=tokens)[0][0]
 
         def reference():
-            return torch_greedy(torch, theirs, theirs.initial_state(1), [BOS_IDX], tokens)[0][0]
+            sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(1), [BOS_IDX], tokens)
+            return sequences[0], steps
     else:
         def mine():
             best = decoding.beam_search(ours, ours.initial_state(1), [BOS_IDX], beam_size, tokens, eos=EOS_IDX)
             return best[0][0].tokens
 
         def reference():
-            return torch_beam_search(torch, theirs, theirs.initial_state(1), [BOS_IDX], beam_size, tokens,
-                                     EOS_IDX)[0]
+            best, steps = torch_beam_search(torch, theirs, theirs.initial_state(1), [BOS_IDX], beam_size, tokens,
+                                            EOS_IDX)
+            return best[0], steps
     return mine, reference
 
 
 def _check_same_tokens(mine, reference, what):
-    ours, theirs = mine(), reference()
+    """The steps (decoder calls) taken, once both libraries decoded the same best sequence."""
+    ours, (theirs, steps) = mine(), reference()
     assert ours == theirs, f"{what}: minigrad decoded {ours[:20]}..., PyTorch {theirs[:20]}..."
-    return len(ours)
+    return steps
 
 
 # ----------------------------------------------------------------------------- the suite
@@ -347,10 +353,11 @@ def run(quick):
         what = f"decoding, {label}, {model_name} ({'hidden 256' if model_name != 'CausalLM' else 'KV cache'}), " \
                f"batch 1, up to {tokens} tokens"
         mine, reference = decoding_pair(torch, model_name, search, tokens)
-        produced = _check_same_tokens(mine, reference, what)
+        steps = _check_same_tokens(mine, reference, what)
         times = interleaved_times([mine, reference], repeat=repeat)
-        rows.append(_row(what, times, f"{produced} tokens, the same in both; "
-                                      f"{min(times[0]) / produced * 1e6:.0f} us per minigrad token"))
+        rows.append(_row(what, times, f"{steps} steps, the same best sequence in both; "
+                                      f"{min(times[0]) / steps * 1e6:.0f} us per minigrad step, "
+                                      f"{min(times[1]) / steps * 1e6:.0f} us per torch step"))
     return rows
 
 
