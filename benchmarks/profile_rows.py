@@ -164,17 +164,21 @@ _GDB_SCRIPT = r"""
 import gdb, json
 GROUPS = json.loads({groups!r})
 counts, counting, results = {{}}, [False], []
+counters = []
 class Count(gdb.Breakpoint):
     def __init__(self, location, group):
         super().__init__(location, internal=True)
         self.group = group
+        self.enabled = False                  # only between the markers: the warm-up runs at full speed
+        counters.append(self)
     def stop(self):
-        if counting[0]:
-            counts[self.group] = counts.get(self.group, 0) + 1
+        counts[self.group] = counts.get(self.group, 0) + 1
         return False
 class Marker(gdb.Breakpoint):
     def stop(self):
         counting[0] = not counting[0]
+        for counter in counters:
+            counter.enabled = counting[0]
         if not counting[0]:
             results.append(dict(counts))
             counts.clear()
