@@ -57,6 +57,5 @@ def _seed_and_dtype():
 @pytest.fixture(params=["fast", "reference"])
 def tier(request):
     """Which tier of the recurrent and attention Functions a test runs: "fast" (the
-    layers' default) or "reference" (under minigrad.use_reference_kernels())."""
-    with minigrad.use_reference_kernels(request.param == "reference"):
-        yield request.param
+    layers' default) or "reference"; pass ``reference=(tier == "reference")`` to the layer or function."""
+    return request.param
