@@ -61,7 +61,7 @@ def _on_both_tiers(run):
     for reference in (True, False):
         minigrad.manual_seed(7)                                # the same inputs (and dropout) both times
         with minigrad.use_reference_kernels(reference):
-            results.append(run())
+            results.append(run(reference))
         ran = _tiered_functions(results[-1])
         assert ran and ran <= (set(TIERS) if reference else set(TIERS.values())), ran
     return results
@@ -96,7 +96,7 @@ def test_the_switch_picks_the_tier_and_restores_it():
 # ------------------------------------------------------------------ one layer, one direction
 
 def _functional(kind, T, N, D, H, bias, initial, lengths, reverse, device):
-    def run():
+    def run(reference):
         x = minigrad.randn(T, N, D, dtype=f64, device=device, requires_grad=True)
         h0 = minigrad.randn(N, H, dtype=f64, device=device, requires_grad=True) if initial else None
         c0 = minigrad.randn(N, H, dtype=f64, device=device, requires_grad=True) if initial and kind == "lstm" else None
@@ -149,7 +149,7 @@ def test_functions_equal_when_runs_of_steps_split_the_backward(kind):
 def _layer(kind, layers, bidirectional, batch_first, lengths):
     T, N, D, H = 5, 3, 4, 3
 
-    def run():
+    def run(reference):
         options = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first)
         if kind.startswith("rnn"):
             model = nn.RNN(D, H, nonlinearity=kind[4:], **options)
@@ -179,23 +179,27 @@ def test_layers_equal_for_every_option(kind, layers, bidirectional, batch_first,
 # ------------------------------------------------------------------ attention
 
 def _attention(q_shape, k_shape, v_shape, mask, dropout_p, return_weights, device="cpu"):
-    def run():
+    def run(reference):
         q, k, v = (minigrad.randn(*s, dtype=f64, device=device, requires_grad=True) for s in (q_shape, k_shape, v_shape))
-        m = None if mask is None else minigrad.tensor(mask, device=device)
-        result = F.scaled_dot_product_attention(q, k, v, mask=m, dropout_p=dropout_p, return_weights=return_weights)
+        learned = mask is not None and mask.dtype.kind == "f"              # a float mask: a bias, learned
+        m = None if mask is None else minigrad.tensor(mask, device=device, requires_grad=learned)
+        result = F.scaled_dot_product_attention(q, k, v, m, dropout_p, return_weights=return_weights,
+                                                reference=reference)
         results = result if return_weights else (result,)
         upstream = [minigrad.randn(*r.shape, dtype=f64, device=device) for r in results]
         sum((r * u).sum() for r, u in zip(results, upstream)).backward()
-        return list(results) + [q.grad, k.grad, v.grad]
+        return list(results) + [q.grad, k.grad, v.grad] + ([m.grad] if learned else [])
     return run
 
 
 def _masks():
+    """attn_mask values (True = may attend, float = added), as F.scaled_dot_product_attention takes them."""
     rng = numpy.random.default_rng(3)
-    random = rng.random((2, 1, 4, 6)) < 0.4
-    random[0, 0, 2, :] = True                                 # a query that sees no key
-    causal = numpy.triu(numpy.ones((4, 6), dtype=bool), k=1)
-    return {"none": None, "random (N, 1, Tq, Tk)": random, "causal (Tq, Tk)": causal}
+    random = rng.random((2, 1, 4, 6)) < 0.6
+    random[0, 0, 2, :] = False                                # a query that sees no key
+    causal = numpy.tril(numpy.ones((4, 6), dtype=bool))
+    bias = numpy.where(random, rng.standard_normal((2, 1, 4, 6)), -numpy.inf)
+    return {"none": None, "random (N, 1, Tq, Tk)": random, "causal (Tq, Tk)": causal, "float (N, 1, Tq, Tk)": bias}
 
 
 @pytest.mark.parametrize("mask_name", list(_masks()))
@@ -228,8 +232,9 @@ def test_attention_equal_in_small_blocks(monkeypatch):
 
 
 def test_transformer_encoder_layer_equal():
-    def run():
-        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).to(dtype=f64)
+    def run(reference):
+        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True,
+                                           reference=reference).to(dtype=f64)
         x = minigrad.randn(2, 5, 8, dtype=f64, requires_grad=True)
         out = layer(x, src_mask=minigrad.masks.causal_mask(5))
         (out * minigrad.randn(*out.shape, dtype=f64)).sum().backward()
