@@ -80,14 +80,18 @@ def check_attention_inputs(q, k, v, bias, dropout_p):
 
 
 def softmax_over_keys(xp, scores):
-    """P = softmax(S) along the last axis; a row whose scores are all -inf gives zeros (no keys: empty P)."""
+    """P = softmax(S) along the last axis, computed in the array ``scores`` (overwritten: each
+    new (..., Tq, Tk) matrix costs more to allocate than to fill).  A row whose scores are
+    all -inf gives zeros; no keys give an empty P."""
     if scores.shape[-1] == 0:
         return scores
     row_max = scores.max(axis=-1, keepdims=True)
     row_max = xp.where(row_max == -xp.inf, 0, row_max)          # all keys masked: exp(-inf) = 0 below
-    e = xp.exp(scores - row_max)
+    scores -= row_max
+    e = xp.exp(scores, out=scores)                              # in place: e takes the place of S
     total = e.sum(axis=-1, keepdims=True)
-    return e * (1 / xp.where(total == 0, 1, total))
+    e *= 1 / xp.where(total == 0, 1, total)
+    return e
 
 
 class ScaledDotProductAttention(Function):
@@ -128,7 +132,8 @@ class ScaledDotProductAttention(Function):
             dp = dp * keep / (1.0 - ctx.dropout_p)                  # dL/dP = dL/dD keep / (1 - p)
         if dweights is not None:                                    # the weights were an output too
             dp = dp + dweights
-        ds = weights * (dp - (dp * weights).sum(axis=-1, keepdims=True))   # softmax backward
+        ds = dp - (dp * weights).sum(axis=-1, keepdims=True)
+        ds *= weights                                               # dS = P * (dP - rowsum(dP * P))
         dq = (ds @ k) * ctx.scale                                   # dQ = dS K scale
         dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale              # dK = dS^T Q scale
         needs = ctx.needs_input_grad                                # sum over broadcast copies:

@@ -35,9 +35,12 @@ What this tier changes, block by block (the reference's lines in brackets):
      end: the one case that holds a whole matrix.  [``unbroadcast(ds, ...)``.]
 
 Measured as a whole against the reference (same process, paired medians,
-one BLAS thread): the reference is 1.3-1.6x slower at batch 32, 8 heads,
+one BLAS thread): the reference was 1.3-1.6x slower at batch 32, 8 heads,
 T = 128 and 2.7-3.2x at batch 8, T = 1024, where it holds several 256 MB
-matrices.  Blocks 1 and 2 were not measured one by one.
+matrices.  Since the reference's softmax and dS are computed in place (issue 19)
+it is 1.1x at batch 8, T = 1024 (the Function alone, fwd+bwd; 1.9x before, same
+run, a loaded 2-core machine) and about 1.0x in MultiheadAttention at batch 32,
+T = 128.  Blocks 1 and 2 were not measured one by one.
 
 A query whose keys are all masked gets P = 0: a zero output and zero gradients.
 No keys at all (Tk = 0) leaves nothing to split into blocks: F.scaled_dot_product_attention
