@@ -217,14 +217,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if enable_gqa:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], dim=-3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
+    bias = None                                   # the mask as minigrad's one form: B added to the scores
     if is_causal:
-        attn_mask = causal_mask(query.shape[-2], key.shape[-2], device=query.device)
-        bias = attention_bias(attn_mask, query.dtype, "may not attend")
+        blocked = causal_mask(query.shape[-2], key.shape[-2], device=query.device)
+        bias = attention_bias(blocked, query.dtype, "may not attend")
     elif attn_mask is not None:
         bias = attention_bias(attn_mask, query.dtype, "may attend",               # PyTorch's bool: True = attend
                               "scaled_dot_product_attention: attn_mask")
-    else:
-        bias = None
     # The tier: the reference (functions/attention.py) holds whole (Tq, Tk) matrices and is the one
     # to read; the fast one (attention_fast.py) works in blocks, with the same numbers (tests/test_tiers.py).
     # No keys (Tk = 0) leaves no blocks: the reference.
