@@ -1,7 +1,8 @@
 """Scaled dot-product attention as one Function, with its backward written out.
 
 This is the REFERENCE tier: every matrix below is computed whole and the
-weights P are stored for the backward.
+weights P are stored for the backward.  (P is computed in S's array and dS in
+dP's: a fresh (..., Tq, Tk) matrix costs more to allocate than to fill.)
 
     S = Q K^T * scale + B          scores              (..., Tq, Tk)
     P = softmax(S) over keys       attention weights   (..., Tq, Tk)
@@ -87,8 +88,8 @@ def softmax_over_keys(xp, scores):
         return scores
     row_max = scores.max(axis=-1, keepdims=True)
     row_max = xp.where(row_max == -xp.inf, 0, row_max)          # all keys masked: exp(-inf) = 0 below
-    scores -= row_max
-    e = xp.exp(scores, out=scores)                              # in place: e takes the place of S
+    scores -= row_max                                           # in place, as the docstring says
+    e = xp.exp(scores, out=scores)
     total = e.sum(axis=-1, keepdims=True)
     e *= 1 / xp.where(total == 0, 1, total)
     return e
@@ -132,8 +133,11 @@ class ScaledDotProductAttention(Function):
             dp = dp * keep / (1.0 - ctx.dropout_p)                  # dL/dP = dL/dD keep / (1 - p)
         if dweights is not None:                                    # the weights were an output too
             dp = dp + dweights
-        ds = dp - (dp * weights).sum(axis=-1, keepdims=True)
-        ds *= weights                                               # dS = P * (dP - rowsum(dP * P))
+        # dS = P * (dP - rowsum(dP * P)), the softmax backward, in dP's array (a fresh one here):
+        # a new (..., Tq, Tk) matrix costs more to allocate than to fill
+        ds = dp
+        ds -= xp.einsum("...qk,...qk->...q", dp, weights)[..., None]     # rowsum(dP * P), no (Tq, Tk) temporary
+        ds *= weights
         dq = (ds @ k) * ctx.scale                                   # dQ = dS K scale
         dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale              # dK = dS^T Q scale
         needs = ctx.needs_input_grad                                # sum over broadcast copies:

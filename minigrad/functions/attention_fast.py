@@ -37,9 +37,11 @@ What this tier changes, block by block (the reference's lines in brackets):
 Measured as a whole against the reference (same process, paired medians,
 one BLAS thread): the reference was 1.3-1.6x slower at batch 32, 8 heads,
 T = 128 and 2.7-3.2x at batch 8, T = 1024, where it holds several 256 MB
-matrices.  Since the reference's softmax and dS are computed in place (issue 19)
-it is 1.1x at batch 8, T = 1024 (the Function alone, fwd+bwd; 1.9x before, same
-run, a loaded 2-core machine) and about 1.0x in MultiheadAttention at batch 32,
+matrices.  Since the reference computes its softmax and dS in place and
+rowsum(dP * P) by einsum (issue 19: no fresh (..., Tq, Tk) matrix but S and dP),
+it is 1.00x at batch 8, T = 1024 (the Function alone on split_heads' strided
+views, fwd+bwd; 2.10x before, same process, load ~3.5 on 2 cores), and 1.0-1.4x
+in MultiheadAttention (best of 7 / paired median); 1.0x at batch 32 and 64,
 T = 128.  Blocks 1 and 2 were not measured one by one.
 
 A query whose keys are all masked gets P = 0: a zero output and zero gradients.
