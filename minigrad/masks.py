@@ -66,7 +66,6 @@ def key_padding_to_4d(mask):
     return Tensor._from_array(mask[:, None, None, :])
 
 
-
 def attention_bias(mask, dtype, true_means, name="attention mask"):
     """A mask as the bias B attention adds to its scores: 0 = may attend, -inf = may not.
 
