@@ -114,8 +114,8 @@ run.check(near > far, "nearby positions are more alike than distant ones")
 
 # %%
 d, heads, d_ff = 32, 2, 64
-encoder_block = nn.TransformerEncoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True).to(run.device)
-decoder_block = nn.TransformerDecoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True).to(run.device)
+encoder_block = nn.TransformerEncoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True, reference=True).to(run.device)
+decoder_block = nn.TransformerDecoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True, reference=True).to(run.device)
 mha_params, ffn_params, ln_params = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
 blocks = [{"block": "encoder", "parameters": encoder_block.num_parameters(),
            "formula": mha_params + ffn_params + 2 * ln_params},
@@ -307,7 +307,7 @@ if not run.quick:
 # %%
 lengths = run.size([32, 64, 128], [32, 64, 128, 256, 512])
 width, batch = 64, 8
-block = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True).to(run.device)
+block = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True, reference=True).to(run.device)
 lstm = nn.LSTM(width, width, batch_first=True).to(run.device)
 
 
