@@ -124,6 +124,7 @@ def train_loop(model, loss_of_batch, steps, lr):
 minigrad.manual_seed(run.seed)
 gpt = minigrad.models.CausalLM(V, d_model=d_model, nhead=4, num_layers=layers, dim_feedforward=4 * d_model,
                                dropout=0.0, max_len=256, activation="relu").to(run.device)
+nn.reference_tier(gpt)                                           # the reference attention, the one to read
 
 
 def causal_lm_loss():
