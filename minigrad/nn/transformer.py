@@ -32,6 +32,7 @@ from .container import ModuleList
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
+from .tiers import reference_tier
 from . import init
 
 
@@ -150,11 +151,7 @@ class TransformerDecoderLayer(Module):
 def _copies(layer, num_layers, reference):
     """num_layers deep copies of ``layer`` (separate weights), on the tier ``reference`` names (None: the layer's)."""
     layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
-    if reference is not None:
-        for module in layers.modules():
-            if hasattr(module, "reference"):
-                module.reference = reference
-    return layers
+    return layers if reference is None else reference_tier(layers, reference)
 
 
 class TransformerEncoder(Module):
