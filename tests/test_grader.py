@@ -120,9 +120,9 @@ def test_transposed_weight_gradient_is_named(tmp_path):
 
 def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
     path = submission(tmp_path, "primitives",
-                      ("dx = dout * y * (1 - y)", "dx = dout * (1 - y)"),          # wrong derivative
-                      ("dx = dout * (1 - y ** 2)", "dx = 2 * dout * (1 - y ** 2)"),  # scaled by 2
-                      ("return a @ b", "return a @ b + 1"))                          # wrong forward
+                      ("return (dout * y * (1 - y),)", "return (dout * (1 - y),)"),          # wrong derivative
+                      ("return (dout * (1 - y * y),)", "return (2 * dout * (1 - y * y),)"),  # scaled by 2
+                      ("return _matmul(a, b)", "return _matmul(a, b) + 1"))                  # wrong forward
     results = by_name(grade(path, "primitives"))
     sigmoid = results["Sigmoid"]
     assert not sigmoid["passed"] and "differs from finite differences: dx[" in sigmoid["message"]
@@ -136,11 +136,11 @@ def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
 def test_hangs_exits_and_memory_exhaustion_fail_only_their_check(tmp_path):
     path = submission(
         tmp_path, "primitives",
-        ("        dx = dout * (1 - y ** 2)", "        while True:\n            pass"),          # Tanh
-        ("        dx = dout * y * (1 - y)", "        import sys\n        sys.exit(3)"),        # Sigmoid
-        ("        inner = (dout * y)", "        junk = bytearray(1 << 40)\n        inner = (dout * y)"),  # Softmax
-        ("        da = dout @ b.T", "        import os\n        os._exit(4)"),               # MatMul
-        ("        if not ctx.keepdims:", "        while True:\n            print('spam' * 1000)\n        if 0:"),  # Sum
+        ("        return (dout * (1 - y * y),)", "        while True:\n            pass"),       # Tanh
+        ("        return (dout * y * (1 - y),)", "        import sys\n        sys.exit(3)"),     # Sigmoid
+        ("    inner = (dy * y)", "    junk = bytearray(1 << 40)\n    inner = (dy * y)"),         # Softmax
+        ("            da = _matmul(dout2", "            import os\n            os._exit(4)\n            da = _matmul(dout2"),  # MatMul
+        ("        dout = _restore(dout, ctx.axes, ctx.keepdim)", "        while True:\n            print('spam' * 1000)"),  # Sum
     )
     results = by_name(grade(path, "primitives", time_limit=2))
     assert "stopped after 2 s" in results["Tanh"]["message"]
