@@ -15,8 +15,8 @@ import tempfile
 import time
 
 from minigrad.coursework import grade, list_assignments, load_assignment
-from minigrad.coursework.gradebook import grade_folder
-from minigrad.coursework.make import student_version
+from minigrad.coursework.grading.gradebook import grade_folder
+from minigrad.coursework.authoring.make import student_version
 
 
 def _wall(fn, repeat):

@@ -19,6 +19,10 @@ by the date, the machine, the versions, and the BLAS library and thread
 count that threadpoolctl found.  ratio = minigrad time / torch time: below
 1.0 minigrad is faster.
 
+Beside the suites: ``profile_rows.py`` says where each row's time goes (NumPy calls
+per step; BLAS, NumPy, allocation, Python), ``floors.py`` what the rows below
+PyTorch would cost with nothing above their NumPy calls.
+
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which some machines set, slow down
 current NumPy builds; when either is set, this script runs itself again
 with both removed from its own environment (nothing else is changed) and
@@ -33,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]   # `common` and the suites; minigrad from this checkout
 
-SUITES = ["core", "rnn", "attention", "text", "grading"]
+SUITES = ["core", "rnn", "attention", "workloads", "text", "grading"]
 SLOW_BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 REEXEC_MARK = "MINIGRAD_BENCH_UNSET"
 

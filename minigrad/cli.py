@@ -27,7 +27,7 @@ import warnings
 def _list(args):
     from .coursework import list_assignments
     for assignment in list_assignments():
-        checks = ", ".join(c["name"] for c in assignment.checks)
+        checks = ", ".join(c.name for c in assignment.checks)
         print(f"{assignment.name:<12} {assignment.title}\n{'':<12} file: {assignment.module}; checks: {checks}")
     print("\nThese are practice sets: their references ship with minigrad. For graded work, "
           "`minigrad assignment new NAME DIR` scaffolds a private assignment in a folder of your own.")
@@ -43,7 +43,7 @@ def _make(args):
 
 
 def _new(args):
-    from .coursework.scaffold import new_assignment
+    from .coursework.authoring.scaffold import new_assignment
     folder = args.dir or args.name
     for path in new_assignment(args.name, folder):
         print(path)
@@ -66,8 +66,8 @@ def _say_isolation():
 
 
 def _check(args):
-    from .coursework.grader import Grader
-    from .coursework.report import gradescope, table, write_atomic
+    from .coursework.grading.grader import Grader
+    from .coursework.grading.report import gradescope, table, write_atomic
     from .coursework.sandbox import Limits, NotGraded
     limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
     hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
@@ -89,14 +89,14 @@ def _check(args):
 
 
 def _autograder(args):
-    from .coursework.autograder import build
+    from .coursework.authoring.autograder import build
     seed = build(args.source, args.out, seed=args.seed)
     print(f"{args.out}: a Gradescope autograder (grading seed {seed}; keep the zip from students)")
     return 0
 
 
 def _grade(args):
-    from .coursework.gradebook import NOT_GRADED, grade_folder
+    from .coursework.grading.gradebook import NOT_GRADED, grade_folder
     from .coursework.sandbox import Limits
     _say_isolation()
     rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from minigrad.cli import main
-from minigrad.coursework.autograder import NUMPY_RANGE
+from minigrad.coursework.authoring.autograder import NUMPY_RANGE
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "coursework_fixture", "tinyrnn")
@@ -51,7 +51,7 @@ def test_the_autograder_zip_grades_the_reference_and_a_buggy_submission(tmp_path
         config = json.loads(archive.read("config.json"))
         setup = archive.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder", "assignment/checks.json", "assignment/tinyrnn.py",
-            "lib/minigrad/__init__.py", "lib/minigrad/coursework/worker.py"} <= set(names)
+            "lib/minigrad/__init__.py", "lib/minigrad/coursework/sandbox/worker.py"} <= set(names)
     assert config["seed"] == 77 and config["assignment"] == "tinyrnn"
     assert f'pip install --quiet "{NUMPY_RANGE}"' in setup and "venv" in setup   # the image's Python decides
     assert "install minigrad" not in setup and "minigrad==" not in setup          # PyPI's minigrad is not ours

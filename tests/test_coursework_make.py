@@ -6,7 +6,7 @@ import pytest
 
 from minigrad.cli import main
 from minigrad.coursework import list_assignments, load_assignment, make_assignment, strip_solutions
-from minigrad.coursework.make import BEGIN, END, MarkerError, expand_library, keep_solutions
+from minigrad.coursework.authoring.make import BEGIN, END, MarkerError, expand_library, keep_solutions
 
 SOURCE = '''\
 def f_backward(dout, cache):
@@ -228,7 +228,7 @@ def test_student_readmes_say_practice_set_and_the_mask_convention(assignment):
     with open(os.path.join(assignment.path, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert "**A practice set.**" in readme
-    if any("causal" in entry for check in assignment.checks for entry in check["inputs"]):
+    if any(entry.source == "causal" for check in assignment.checks for entry in check.inputs):
         assert "True = may not attend" in readme
     if assignment.name == "rnn":      # the layout table: this assignment and minigrad vs CS231n
         assert "| input weights | `w_ih (G·H, D)` | `w_ih (G·H, D)` | `Wx (D, G·H)` = `w_ih.T` |" in readme

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from minigrad.coursework.diagnostics import compare, diagnose_gradient, dtype_problem, factor_text
+from minigrad.coursework.grading.diagnostics import compare, diagnose_gradient, dtype_problem, factor_text
 from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
 
 T, N, D, H = 5, 2, 3, 4

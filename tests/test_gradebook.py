@@ -106,7 +106,7 @@ def test_a_failing_reference_is_the_instructors_error(tmp_path, capsys):
 
 def test_a_grader_side_failure_is_not_graded_and_a_resumed_run_grades_it(tmp_path, monkeypatch, capsys):
     """A full disk (or any error of the grader's own) is never a grade: "not graded", exit 1, graded next run."""
-    from minigrad.coursework.grader import Grader
+    from minigrad.coursework.grading.grader import Grader
     submissions, out = make_class(tmp_path), tmp_path / "grades"
     grade = Grader.grade
 

@@ -14,8 +14,8 @@ import pytest
 
 from minigrad.cli import main
 from minigrad.coursework import grade as grade_with_limits, list_assignments, load_assignment, make_assignment
-from minigrad.coursework.diagnostics import diagnose_gradient, factor_text
-from minigrad.coursework.make import student_version
+from minigrad.coursework.grading.diagnostics import diagnose_gradient, factor_text
+from minigrad.coursework.authoring.make import student_version
 
 ASSIGNMENTS = list_assignments()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,23 +39,23 @@ def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / assignment.module).write_text(student_version(assignment.reference, solutions=True))
     results = grade(tmp_path / "ref" / assignment.module, assignment)
-    assert [r["name"] for r in results] == [c["name"] for c in assignment.checks]
+    assert [r["name"] for r in results] == [c.name for c in assignment.checks]
     assert all(r["passed"] for r in results), [(r["name"], r["message"]) for r in results if not r["passed"]]
-    assert sum(r["score"] for r in results) == sum(c.get("points", 1) for c in assignment.checks)
+    assert sum(r["score"] for r in results) == sum(c.points for c in assignment.checks)
 
     make_assignment(assignment.path, tmp_path / "student")
     results = grade(tmp_path / "student", assignment)           # a folder: the grader finds the module in it
     for r, check in zip(results, assignment.checks):
         assert not r["passed"] and r["score"] == 0
         assert "not implemented yet" in r["message"], r["message"]
-        assert r["hints"] == check.get("forward_hints", check["hints"])[:1]   # the nudge of the part to write
+        assert r["hints"] == list(check.hints.forward_levels[:1])   # the nudge of the part to write
 
 
 def test_a_wrong_forward_gets_the_forward_hints_not_the_backward_formula(tmp_path):
     path = submission(tmp_path, "rnn", ("h = xp.tanh(a) if", "h = xp.tanh(2 * a) if"))
     result = by_name(grade(path, "rnn", only=["rnn_step"]))["rnn_step"]
     assert result["forward"] is False and result["score"] == 0
-    assert result["hints"] == load_assignment("rnn").check("rnn_step")["forward_hints"]
+    assert result["hints"] == list(load_assignment("rnn").check("rnn_step").hints.forward_levels)
     assert "da = dh" not in result["hint"] and "h = tanh(a)" in result["hint"]
 
 
@@ -313,7 +313,7 @@ def test_a_malformed_array_layout_is_a_protocol_error_not_a_crash(shape):
     # the worker's reply is the submission's to forge: any shape NumPy would refuse must be refused first
     import io
     import struct
-    from minigrad.coursework import protocol
+    from minigrad.coursework.sandbox import protocol
     header = json.dumps({"status": "ok", "arrays": [{"shape": shape, "dtype": "<f8"}]}).encode()
     with pytest.raises(protocol.ProtocolError):
         protocol.read_message(io.BytesIO(struct.pack(">I", len(header)) + header))
@@ -321,7 +321,7 @@ def test_a_malformed_array_layout_is_a_protocol_error_not_a_crash(shape):
 
 def test_a_message_round_trips():
     import io
-    from minigrad.coursework import protocol
+    from minigrad.coursework.sandbox import protocol
     arrays = [np.arange(6.0).reshape(2, 3), np.zeros((0, 4), dtype=np.int32), np.array(True)]
     header, out = protocol.read_message(io.BytesIO(protocol.encode({"status": "ok"}, arrays)))
     assert header == {"status": "ok"}

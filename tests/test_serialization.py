@@ -144,7 +144,7 @@ def test_unsavable_values_raise(tmp_path):
 
 def test_one_atomic_writer_for_checkpoints_and_reports(tmp_path, monkeypatch):
     """The grader's reports use the same atomic_write as checkpoints: a crash leaves the old report."""
-    from minigrad.coursework.report import write_atomic
+    from minigrad.coursework.grading.report import write_atomic
     report = tmp_path / "report.txt"
     write_atomic(report, "old\n")
     assert oct(report.stat().st_mode & 0o777) == "0o644"

@@ -2,8 +2,8 @@
 import re
 
 from minigrad.coursework import load_assignment
-from minigrad.coursework.make import student_version
-from minigrad.coursework.similarity import fingerprints, normalise, pairwise, reference_flags, similarity
+from minigrad.coursework.authoring.make import student_version
+from minigrad.coursework.grading.similarity import fingerprints, normalise, pairwise, reference_flags, similarity
 
 RNN = load_assignment("rnn")
 

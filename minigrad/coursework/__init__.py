@@ -5,13 +5,18 @@
     minigrad check hw2/rnn.py --assignment rnn    grade a submission
     minigrad grade submissions/ --assignment rnn --out grades/     grade a class
 
-See README.md in this folder, "For instructors".
-"""
-from .assignment import Assignment, SpecError, list_assignments, load_assignment
-from .grader import Grader, grade
-from .make import make_assignment, strip_solutions
-from .report import gradescope, table
-from .testing import check_backward
+Grouped by job (see README.md in this folder, "For instructors", and each subpackage's docstring):
 
-__all__ = ["Assignment", "Grader", "SpecError", "check_backward", "grade", "gradescope", "list_assignments",
+    authoring/      an assignment: checks.json loaded and validated, the student version, the scaffold, Gradescope
+    grading/        a submission graded: cases, outcomes, diagnoses, hints, reports, the gradebook, copy flags
+    sandbox/        where a submission's code runs: the worker, its supervisor, the wire protocol, isolation
+    assignments/    the five shipped practice sets (data: reference, checks.json, README, public tests)
+"""
+from .authoring.assignment import Assignment, Check, SpecError, list_assignments, load_assignment
+from .authoring.make import make_assignment, strip_solutions
+from .grading.grader import Grader, grade
+from .grading.report import gradescope, table
+from .grading.testing import check_backward
+
+__all__ = ["Assignment", "Check", "Grader", "SpecError", "check_backward", "grade", "gradescope", "list_assignments",
            "load_assignment", "make_assignment", "strip_solutions", "table"]

@@ -7,17 +7,17 @@ assignment's reference (``Reference``), once per run, shared by every student.
 The student's worker is asked the same questions (grader.py); ``target_of``
 is all it is told about a check: names to call and counts, never an answer.
 """
-import ast
 import os
 import secrets
 import threading
 import time
 import zlib
+from dataclasses import dataclass
 
 import numpy
 
-from ..finite_differences import EPS
-from .sandbox import Limits, Worker
+from ...finite_differences import EPS
+from ..sandbox import Limits, Worker
 
 
 def grading_seed(seed=None):
@@ -27,38 +27,27 @@ def grading_seed(seed=None):
     return int(seed)
 
 
-def differentiable(check):
-    return [i for i, e in enumerate(check["inputs"]) if "shape" in e and e.get("grad", True)]
-
-
 def make_inputs(check, case, rng):
     """The inputs of one case: random float64 arrays of the case's shapes, constants, causal masks."""
     values = []
-    for entry in check["inputs"]:
-        if "value" in entry:
-            values.append(entry["value"])
-        elif "causal" in entry:
-            size = case[entry["causal"]]
+    for entry in check.inputs:
+        if entry.source == "value":
+            values.append(entry.value)
+        elif entry.source == "causal":
+            size = case[entry.causal]
             values.append(~numpy.tril(numpy.ones((size, size), dtype=bool)))   # True = may not attend (blocked)
         else:
-            shape = tuple(case[d] if isinstance(d, str) else d for d in entry["shape"])
-            values.append(rng.standard_normal(shape) * entry.get("scale", 1.0) + entry.get("shift", 0.0))
+            shape = tuple(case[d] if isinstance(d, str) else d for d in entry.shape)
+            values.append(rng.standard_normal(shape) * entry.scale + entry.shift)
     return values
 
 
-def uses(assignment):
-    """{check name: names of the other checks whose functions its reference functions call} (read, not run)."""
-    with open(assignment.reference, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    bodies = {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} |
-              {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-              for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    own = {c["name"]: {c[k] for k in ("forward", "backward", "class", "function") if k in c} for c in assignment.checks}
-    found = {}
-    for check in assignment.checks:
-        called = set().union(*(bodies.get(f, set()) for f in own[check["name"]]))
-        found[check["name"]] = [other for other, names in own.items() if other != check["name"] and names & called]
-    return found
+@dataclass(frozen=True)
+class Slot:
+    """One gradient a case asks for: of which input (or module parameter), its name, its position in the args."""
+    input_name: str
+    grad_name: str
+    position: int
 
 
 class Case:
@@ -84,8 +73,10 @@ def arguments(args):
 
 def target_of(check, parameters=None):
     """What the worker needs to know of a check: names to call, counts; nothing about expected answers."""
-    target = {k: check[k] for k in ("name", "kind", "forward", "backward", "class", "function", "kwargs") if k in check}
-    target.update(n_outputs=len(check["outputs"]), n_inputs=len(check["inputs"]), differentiable=differentiable(check))
+    target = dict(check.calls, name=check.name, kind=check.kind, n_outputs=len(check.outputs),
+                  n_inputs=len(check.inputs), differentiable=check.differentiable)
+    if check.kwargs:
+        target["kwargs"] = check.kwargs
     if parameters is not None:
         target["parameters"] = parameters
     return target
@@ -132,22 +123,22 @@ class Reference:
 
     def prepare(self, check):
         """The cases of ``check``: inputs drawn from the seed, and the reference's outputs (computed once)."""
-        if check["name"] in self.cases:
-            return self.cases[check["name"]]
+        if check.name in self.cases:
+            return self.cases[check.name]
         with self.lock:
-            if check["name"] not in self.cases:
-                if "timing" in check:
-                    self.timings[check["name"]] = self._time(check)
-                self.cases[check["name"]] = [self._prepare_case(check, number, case)
-                                             for number, case in enumerate(check["cases"])]
-        return self.cases[check["name"]]
+            if check.name not in self.cases:
+                if check.timing is not None:
+                    self.timings[check.name] = self._time(check)
+                self.cases[check.name] = [self._prepare_case(check, number, case)
+                                          for number, case in enumerate(check.cases)]
+        return self.cases[check.name]
 
     def _time(self, check, repeats=3):
         """The timing case of ``check``: inputs from the seed at its sizes, and the reference's backward time
         (the fastest of ``repeats`` requests, measured as the student's will be: a request and its reply)."""
-        timing = check["timing"]
-        rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), 1 << 20])
-        args = make_inputs(check, timing["case"], rng)
+        timing = check.timing
+        rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), 1 << 20])
+        args = make_inputs(check, timing.sizes, rng)
         target = target_of(check)
         entries, arrays = arguments(args)
         _, outputs = self._ask_reference({"op": "forward", "target": target, "args": entries}, arrays)
@@ -158,31 +149,29 @@ class Reference:
             self._ask_reference({"op": "backward", "target": target, "args": entries, "douts": len(arrays)},
                                 arrays + douts)
             seconds.append(time.perf_counter() - start)
-        return Timing(target, args, douts, timing["case"], timing.get("budget", 20), min(seconds))
+        return Timing(target, args, douts, timing.sizes, timing.budget, min(seconds))
 
     def _prepare_case(self, check, number, case):
-        rng = numpy.random.default_rng([self.seed, zlib.crc32(check["name"].encode()), number])
+        rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), number])
         args = make_inputs(check, case, rng)
-        slots = [(check["inputs"][i]["name"], check.get("grads", ["d" + check["inputs"][k]["name"]
-                                                                  for k in differentiable(check)])[j], i)
-                 for j, i in enumerate(differentiable(check))]
+        slots = [Slot(check.inputs[i].name, check.grads[j], i) for j, i in enumerate(check.differentiable)]
         target = target_of(check)
-        if check["kind"] == "autograd" and "class" in check:
+        if check.kind == "autograd" and "class" in check.calls:
             target["init_seed"] = int(rng.integers(2 ** 31))
             header, values = self._ask_reference({"op": "parameters", "target": target}, [])
             target = target_of(check, header["names"])
             for name, value in zip(header["names"], values):
-                slots.append((name, f"grad of {name}", len(args)))
+                slots.append(Slot(name, f"grad of {name}", len(args)))
                 args.append(value)
-        perturbations = [[position, index, sign * EPS] for _, _, position in slots
-                         for index in range(args[position].size) for sign in (1, -1)]
+        perturbations = [[slot.position, index, sign * EPS] for slot in slots
+                         for index in range(args[slot.position].size) for sign in (1, -1)]
         entries, arrays = arguments(args)
         _, out = self._ask_reference({"op": "forward", "target": target, "args": entries,
                                       "perturbations": perturbations}, arrays)
-        n = len(check["outputs"])
+        n = len(check.outputs)
         outputs, points = out[:n], [out[k:k + n] for k in range(n, len(out), n)]
         douts = [rng.standard_normal(y.shape) for y in outputs]
-        return Case(target, args, len(check["inputs"]), slots, perturbations, douts, outputs, points)
+        return Case(target, args, len(check.inputs), slots, perturbations, douts, outputs, points)
 
     def nudge(self, case, position):
         """L with one element of input ``position`` moved: finite_differences calls it at suspected kinks only."""

@@ -35,12 +35,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from . import similarity
-from .assignment import load_assignment
-from .autograder import minigrad_version
+from ..authoring.assignment import load_assignment
+from ..authoring.autograder import minigrad_version
 from .grader import Grader
-from .make import student_version
+from ..authoring.make import student_version
 from .report import gradescope, table, write_atomic
-from .sandbox import Limits, NotGraded, _copy_submission
+from ..sandbox import Limits, NotGraded, copy_submission
 
 NOT_GRADED = "not graded"
 
@@ -95,15 +95,15 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder + os.sep)
 
 
-def _seed(out, seed, assignment, regrade):
+def _seed(out, seed, name, regrade):
     """The run's seed: the one recorded in ``out`` when resuming, else ``seed`` (or the environment's, or fresh)."""
     record = os.path.join(out, "grading.json")
     if os.path.exists(record) and not regrade:
         with open(record, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("assignment") != assignment.name:
+        if recorded.get("assignment") != name:
             raise ValueError(f"{out} holds grades of assignment {recorded.get('assignment')!r}, not "
-                             f"{assignment.name!r}: choose another --out, or --regrade")
+                             f"{name!r}: choose another --out, or --regrade")
         if seed is not None and int(seed) != recorded["seed"]:
             raise ValueError(f"{out} was graded with seed {recorded['seed']}, not {seed}: resume without --seed, "
                              "or --regrade everyone")
@@ -126,12 +126,12 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
     flat = None if names else lms_export(submissions, assignment.module)   # {student: {file: path}}
     names = names or sorted(flat)
     os.makedirs(out, exist_ok=True)
-    seed = _seed(out, seed, assignment, regrade)
+    seed = _seed(out, seed, assignment.name, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
     version = minigrad_version()
     write_atomic(os.path.join(out, "grading.json"), json.dumps(
         {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
-         "minigrad": version, "checks": [c["name"] for c in grader.checks]}, indent=2) + "\n")
+         "minigrad": version, "checks": [c.name for c in grader.checks]}, indent=2) + "\n")
     todo = [n for n in names if regrade or not _graded(out, n)]
     snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
     done = [len(names) - len(todo)]
@@ -161,7 +161,7 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
             grader.reference.prepare(check)
         for name in names:   # copied before any student's code runs
             if flat is None:
-                _copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+                copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
                 continue
             os.makedirs(os.path.join(snapshot, name))
             for original, path in flat[name].items():
@@ -227,15 +227,15 @@ def _rows(out, names, checks):
     rows = []
     for name in names:
         graded = _record(out, name) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
-        row = {"student": name, "max": sum(c.get("points", 1) for c in checks)}
+        row = {"student": name, "max": sum(c.points for c in checks)}
         if graded.get("status") == NOT_GRADED:
             row.update({"status": f"{NOT_GRADED}: {graded['reason']}", "total": "", "isolation": "", "flags": ""})
-            row.update({c["name"]: "" for c in checks})
+            row.update({c.name: "" for c in checks})
         else:
             scores = {r["name"]: r["score"] for r in graded["results"]}
-            row.update({c["name"]: scores.get(c["name"], 0) for c in checks})
+            row.update({c.name: scores.get(c.name, 0) for c in checks})
             row["status"] = "graded"
-            row["total"] = sum(scores.get(c["name"], 0) for c in checks)
+            row["total"] = sum(scores.get(c.name, 0) for c in checks)
             row["isolation"] = graded.get("isolation") or ""
             row["flags"] = "; ".join(graded.get("flags", []))
         rows.append(row)
@@ -244,7 +244,7 @@ def _rows(out, names, checks):
 
 def _write_gradebook(out, rows, checks):
     text = io.StringIO()
-    writer = csv.DictWriter(text, ["student", "status"] + [c["name"] for c in checks] +
+    writer = csv.DictWriter(text, ["student", "status"] + [c.name for c in checks] +
                             ["total", "max", "isolation", "flags"], lineterminator="\n")
     writer.writeheader()
     for row in rows:

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..finite_differences import TINY, relative_error
+from ...finite_differences import TINY, relative_error
 
 LOW_PRECISION = (numpy.float16, numpy.float32)
 MATMUL_ORDER = ("for y = x @ W, dW = x.T @ dout; for y = x @ W.T (weights stored (out, in), as in "

@@ -12,7 +12,7 @@ The zip holds everything; setup needs nothing but pip's registry, for NumPy:
     config.json       the assignment, the grading seed (drawn when the zip is made), minigrad's version
 
 Gradescope unpacks the zip into /autograder/source and runs run_autograder as
-root; the workers then run as uids of their own (sandbox.py), and
+root; the workers then run as uids of their own (sandbox/control.py), and
 run_autograder first makes source/assignment readable by root only.  The root
 folder is /autograder unless MINIGRAD_AUTOGRADER_ROOT says otherwise (the
 tests unpack the zip into a temporary tree laid out the same way).
@@ -51,7 +51,7 @@ mkdir -p "$ROOT/results"
 PYTHON="$ROOT/venv/bin/python"
 [ -x "$PYTHON" ] || PYTHON=python3      # setup.sh not run (a test): the image's own
 "$PYTHON" -I -c "import sys; sys.path.insert(0, '$ROOT/source/lib'); \\
-from minigrad.coursework.autograder import run; sys.exit(run('$ROOT'))"
+from minigrad.coursework.authoring.autograder import run; sys.exit(run('$ROOT'))"
 """
 
 
@@ -82,7 +82,7 @@ def build(assignment, out, seed=None):
     import numpy
     import minigrad
     from .assignment import load_assignment
-    from .cases import grading_seed
+    from ..grading.cases import grading_seed
     assignment = load_assignment(assignment)
     seed = grading_seed(seed)
     package = os.path.dirname(os.path.abspath(minigrad.__file__))
@@ -99,10 +99,9 @@ def build(assignment, out, seed=None):
 
 def run(root="/autograder"):
     """Grade root/submission with root/source's assignment and seed; write root/results/results.json."""
-    from .assignment import find_submission
-    from .grader import Grader
-    from .report import gradescope, write_atomic
-    from .similarity import reference_flags, submission_sources
+    from ..grading.grader import Grader, find_submission
+    from ..grading.report import gradescope, write_atomic
+    from ..grading.similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
@@ -110,7 +109,7 @@ def run(root="/autograder"):
             config = json.load(f)
         with Grader(os.path.join(source, "assignment"), seed=config["seed"],
                     hide=[source, os.path.join(root, "results")]) as grader:
-            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment)
+            folder, module = find_submission(os.path.join(root, "submission"), grader.assignment.module)
             # read before the submission runs (its code could rewrite its files): every .py file of it
             sources = submission_sources(folder)
             flags = reference_flags(sources, grader.assignment) if sources else []

@@ -5,14 +5,23 @@ checks.json (a private assignment: nothing of it is installed with minigrad).
 ``Assignment`` validates checks.json up front: a typo in the instructor's file
 is the instructor's problem, reported as a SpecError naming the file and the
 field, never shown to a student as a failed check.
+
+Loading also fills in every setting once (``Check``: its tolerances, points,
+hints with the assignment's hint policy, gradient names, timing budget, and
+``uses``: the other checks its reference functions call).  The grading code
+reads these fields and never defaults a setting again.
 """
+import ast
 import json
 import os
+from dataclasses import dataclass, replace
 
-from .hints import problems as hint_problems
+from ..grading.hints import Hints, problems as hint_problems
 
-ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assignments")
+ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assignments")
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
+KINDS_CALLS = ("forward", "backward", "class", "function")   # the names a check calls, by kind
+TOLERANCES = ("atol", "rtol", "forward_atol", "forward_rtol")
 ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description", "answer_modules"}
 CHECK_FIELDS = {"name", "kind", "forward", "backward", "class", "function", "kwargs", "inputs", "outputs", "grads",
                 "cases", "points", "forward_points", "backward_points", "hints", "forward_hints", "hint", "atol", "rtol",
@@ -125,7 +134,8 @@ def validate(spec, filename, folder):
                            if isinstance(d, str)} | {e["causal"] for e in (inputs or []) if isinstance(e, dict)
                                                       and "causal" in e}
                 need(letters <= sizes, where + ".timing.case", f"gives no size for {sorted(letters - sizes)}")
-                need(_number(timing.get("budget", 20)) and timing.get("budget", 20) >= 1, where + ".timing.budget",
+                budget = timing.get("budget", TimingCase.budget)
+                need(_number(budget) and budget >= 1, where + ".timing.budget",
                      "a number >= 1: how many times the reference's backward time the student's may take")
         outputs = check.get("outputs")
         need(isinstance(outputs, list) and outputs and all(isinstance(o, str) for o in outputs), where + ".outputs",
@@ -134,9 +144,14 @@ def validate(spec, filename, folder):
             grads = check["grads"]
             need(isinstance(grads, list) and len(grads) == differentiable, where + ".grads",
                  f"one gradient name per differentiable input ({differentiable}), got {grads!r}")
-        for key in ("points", "forward_points", "backward_points", "atol", "rtol", "forward_atol", "forward_rtol"):
+        for key in ("points", "forward_points", "backward_points"):
             need(key not in check or (_number(check[key]) and check[key] >= 0), f"{where}.{key}",
                  f"a number >= 0, got {check.get(key)!r}")
+        for key in TOLERANCES:
+            default = getattr(Tolerances, key)
+            need(key not in check or (_number(check[key]) and 0 <= check[key] < 1), f"{where}.{key}",
+                 f"a tolerance is a number from 0 up to 1 (not included), e.g. {default:g} (the default: leave "
+                 f"the field out to use it), got {check.get(key)!r}")
         if "forward_points" in check or "backward_points" in check:
             split = [check.get("forward_points"), check.get("backward_points")]
             if need(all(_number(p) for p in split), where, "give both forward_points and backward_points"):
@@ -147,8 +162,130 @@ def validate(spec, filename, folder):
         raise SpecError("\n".join(problems))
 
 
+# --------------------------------------------------------------------------- the loaded model
+
+@dataclass(frozen=True)
+class Tolerances:
+    """How close is right: |yours - expected| <= atol + rtol |expected|, elementwise.
+
+    atol, rtol:                  a gradient against the finite differences of the student's own forward
+    forward_atol, forward_rtol:  an output against the reference's (both exact computations: much tighter)"""
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    forward_atol: float = 1e-9
+    forward_rtol: float = 1e-6
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of a check (checks.json "inputs"): drawn at random ("shape"), a constant ("value"), or a
+    causal mask of a case's size ("causal"); ``differentiable`` inputs get a gradient."""
+    name: str
+    source: str                  # "shape", "value" or "causal": where its value comes from
+    shape: tuple = ()            # sizes and case letters ("N", "T", ...), for "shape"
+    value: object = None         # for "value"
+    causal: str = ""             # the case letter of the mask's size, for "causal"
+    scale: float = 1.0           # a drawn input is standard normal * scale + shift
+    shift: float = 0.0
+    grad: bool = True
+    time_axis: int = None        # for a sequence: its axis of time steps (the diagnosis per step)
+
+    @property
+    def differentiable(self):
+        return self.source == "shape" and self.grad
+
+
+@dataclass(frozen=True)
+class TimingCase:
+    """checks.json "timing": the sizes of a larger case, and how many times the reference's backward time
+    the student's may take."""
+    sizes: dict
+    budget: float = 20
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of an assignment, every setting filled in (defaults included) when checks.json is loaded.
+
+    calls:  what the worker calls, by kind: {"forward": ..., "backward": ...} (pair), {"class": ...}
+            (function), {"function": ...} or {"class": ...} (autograd)
+    grads:  the gradients' names, one per differentiable input ("d" + the input's name by default)
+    differentiable: the positions of the inputs that get a gradient
+    uses:   the other checks whose functions this check's reference functions call (read from the
+            reference's source when the assignment loads): a failure there is reported there, once"""
+    name: str
+    kind: str
+    calls: dict
+    kwargs: dict
+    inputs: tuple
+    outputs: tuple
+    grads: tuple
+    cases: tuple
+    points: float
+    forward_points: float
+    backward_points: float
+    tolerances: Tolerances
+    hints: Hints
+    differentiable: tuple
+    timing: TimingCase = None
+    uses: tuple = ()
+
+
+def _given(entry, keys):
+    """The fields of ``keys`` that checks.json gives: the others keep the defaults written in the model above."""
+    return {k: entry[k] for k in keys if k in entry}
+
+
+def _input(entry):
+    source = next(k for k in ("shape", "value", "causal") if k in entry)
+    given = _given(entry, ("value", "causal", "scale", "shift", "grad", "time_axis"))
+    return Input(entry["name"], source, shape=tuple(entry.get("shape", ())), **given)
+
+
+def _check(entry, assignment_spec):
+    """A validated check of checks.json as a Check, its defaults filled in (``uses`` comes later)."""
+    inputs = tuple(_input(e) for e in entry["inputs"])
+    grads = entry.get("grads") or ["d" + e.name for e in inputs if e.differentiable]
+    points = entry.get("points", 1)
+    forward_points = entry.get("forward_points", 0)
+    tolerances = Tolerances(**_given(entry, TOLERANCES))
+    timing = entry.get("timing")
+    return Check(
+        name=entry["name"], kind=entry["kind"], calls={k: entry[k] for k in KINDS_CALLS if k in entry},
+        kwargs=dict(entry.get("kwargs", {})), inputs=inputs, outputs=tuple(entry["outputs"]), grads=tuple(grads),
+        cases=tuple(dict(c) for c in entry["cases"]), points=points,
+        differentiable=tuple(i for i, e in enumerate(inputs) if e.differentiable), forward_points=forward_points,
+        backward_points=entry.get("backward_points", points - forward_points), tolerances=tolerances,
+        hints=Hints.of(entry, assignment_spec),
+        timing=None if timing is None else TimingCase(dict(timing["case"]), **_given(timing, ("budget",))))
+
+
+def dependencies(reference, checks):
+    """{check name: names of the other checks whose functions its reference functions call}, read from the
+    reference's source (never run): the grader reports a bug once, in the check it is in."""
+    try:
+        with open(reference, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except SyntaxError as error:
+        raise SpecError(f"{reference}: the reference does not parse (line {error.lineno}: {error.msg}): fix it "
+                        "before making or grading the assignment")
+    bodies = {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} |
+              {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+              for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    own = {c.name: set(c.calls.values()) for c in checks}
+    found = {}
+    for check in checks:
+        called = set().union(*(bodies.get(f, set()) for f in own[check.name]))
+        found[check.name] = tuple(other for other, names in own.items() if other != check.name and names & called)
+    return found
+
+
+# --------------------------------------------------------------------------- the assignment
+
 class Assignment:
-    """An assignment folder: ``path``, ``name``, ``spec`` (its checks.json), ``module`` (the file students write)."""
+    """An assignment folder, loaded once: ``path``, ``name``, ``title``, ``module`` (the file students write),
+    ``reference`` (the reference solution's file), ``checks`` (Check objects, every setting filled in),
+    ``answer_modules``, ``order``; ``spec`` is its checks.json as read (for the tools that rewrite it)."""
 
     def __init__(self, path):
         self.path = os.path.abspath(path)
@@ -162,21 +299,22 @@ class Assignment:
         self.name = self.spec.get("name", os.path.basename(self.path))
         self.title = self.spec.get("title", self.name)
         self.module = self.spec["module"]
-        self.checks = self.spec["checks"]
+        self.reference = os.path.join(self.path, self.module)   # the reference solution's file
+        self.order = self.spec.get("order", 99)
+        self.answer_modules = list(self.spec.get("answer_modules", []))
+        checks = [_check(entry, self.spec) for entry in self.spec["checks"]]
+        uses = dependencies(self.reference, checks)
+        self.checks = [replace(check, uses=uses[check.name]) for check in checks]
         self.shipped = os.path.dirname(self.path) == ASSIGNMENTS_DIR
-
-    @property
-    def reference(self):
-        return os.path.join(self.path, self.module)
 
     def check(self, name):
         for check in self.checks:
-            if check["name"] == name:
+            if check.name == name:
                 return check
         raise KeyError(f"assignment {self.name} has no check named {name!r}: use one of {', '.join(self.names())}")
 
     def names(self):
-        return [c["name"] for c in self.checks]
+        return [c.name for c in self.checks]
 
 
 def list_assignments():
@@ -185,7 +323,7 @@ def list_assignments():
     for name in sorted(os.listdir(ASSIGNMENTS_DIR)):
         if os.path.isfile(os.path.join(ASSIGNMENTS_DIR, name, "checks.json")):
             found.append(Assignment(os.path.join(ASSIGNMENTS_DIR, name)))
-    return sorted(found, key=lambda a: (a.spec.get("order", 99), a.name))
+    return sorted(found, key=lambda a: (a.order, a.name))
 
 
 def load_assignment(name_or_path):
@@ -202,9 +340,3 @@ def load_assignment(name_or_path):
     raise ValueError(f"no assignment named {name_or_path!r}: the shipped ones are {', '.join(names)} "
                      "(or pass the path of a folder with a checks.json)")
 
-
-def find_submission(path, assignment):
-    """(folder, file name) of a submission given as its folder or as its file."""
-    if os.path.isdir(path):
-        return os.path.abspath(path), assignment.module
-    return os.path.dirname(os.path.abspath(path)), os.path.basename(path)

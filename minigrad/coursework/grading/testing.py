@@ -8,7 +8,8 @@ grader's diagnosis in the failure message.
 """
 import numpy
 
-from .. import finite_differences
+from ... import finite_differences
+from ..authoring.assignment import Tolerances
 from .diagnostics import diagnose_gradient, dtype_problem
 
 
@@ -20,7 +21,8 @@ def _grad_names(count, names):
     return names
 
 
-def check_backward(forward, backward, inputs, names=None, seed=0, atol=1e-5, rtol=1e-3, time_axes=None):
+def check_backward(forward, backward, inputs, names=None, seed=0, atol=Tolerances.atol, rtol=Tolerances.rtol,
+                   time_axes=None):
     """Check the backward of a CS231n-style pair against finite differences; raise AssertionError if wrong.
 
     forward(*inputs) -> (*outputs, cache);  backward(*douts, cache) -> one gradient per input.

@@ -1,6 +1,6 @@
 """The worker's own view of the machine, built from Linux namespaces (standard library only).
 
-Two steps, in two processes (sandbox.py starts them):
+Two steps, in two processes (control.py starts them):
 
     supervisor:  enter_namespaces()     new pid, network, IPC and UTS namespaces for the worker it starts
                                         (not as root: inside a new user namespace, where it is root)

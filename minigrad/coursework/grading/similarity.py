@@ -23,6 +23,10 @@ sides first, as MOSS's ``-b`` does, so only what the
 students wrote is compared.  The results are flags for a person to look at,
 never a score: short textbook formulas (``dx = dout * y * (1 - y)``) come out
 alike when written honestly.
+
+One piece of state lives in this module: ``_file_fingerprints`` caches the
+fingerprints of minigrad's own files (functools.lru_cache, keyed by path and
+modification time), computed once per process instead of once per student.
 """
 import ast
 import functools
@@ -224,7 +228,7 @@ def pairwise(sources, base=None):
 
 # --------------------------------------------------------------------------- references and minigrad itself
 
-MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIBRARY_FOLDERS = ("functions", "nn")          # minigrad's own implementation of what the assignments teach
 LIBRARY_FILES = ("functional.py", "autograd.py", "masks.py")
 
@@ -273,8 +277,8 @@ def reference_flags(source, assignment):
     one function's, is flagged, naming the functions.  Imports of minigrad
     modules the handed-out file does not import are flagged too.
     """
-    from . import list_assignments, load_assignment
-    from .make import student_version
+    from ..authoring.assignment import list_assignments, load_assignment
+    from ..authoring.make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
     files = {assignment.module: source} if isinstance(source, str) else dict(source)

@@ -1,5 +1,5 @@
 """A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
-from ..atomic_file import atomic_write
+from ...atomic_file import atomic_write
 
 
 def _part(ok):

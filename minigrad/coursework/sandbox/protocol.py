@@ -13,7 +13,7 @@ trusts nothing: a header that is too long, nested deeper than MAX_NESTING
 dtype outside ``DTYPES``, a negative, too-large or too-deep shape, or a pipe
 that ends early raise ProtocolError.
 The grader checks the returned arrays' shapes, dtypes and values itself
-(grader.py); this module only frames them.
+(grading/grader.py); this module only frames them.
 
 Imported by both processes: it needs the standard library and NumPy only.
 """
@@ -31,6 +31,9 @@ MAX_NESTING = 16              # a header is an object of lists of objects: 4 lev
 STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 BRACKETS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 DTYPES = ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
+# A reply's "failure" when the student's code failed: the grader decides on it, never on the reply's "message"
+NOT_IMPLEMENTED = "not implemented"   # it raised NotImplementedError (worker.py keeps the same two words)
+RAISED = "raised"                     # anything else
 
 
 class ProtocolError(Exception):

@@ -23,46 +23,52 @@ the forward part, shown when that part fails (or is not written yet); the
     "forward_hints": ["a nudge for the forward", "its formula"]
 
 An instructor's file that still has the single ``"hint"`` of older versions
-reads as a one-level list.
+reads as a one-level list.  ``Hints.of`` reads all of this once, when the assignment
+loads; ``Hints.shown`` picks what one outcome shows.
 """
+import dataclasses
 
 OUTCOMES = ("not implemented", "failed", "passed")
 DEFAULT_POLICY = {"not_implemented": 1, "failed": "all"}
 
 
-def hint_levels(check_spec, part=None):
-    """The check's hints as a list, gentlest first ("hints", or the older single "hint").
+@dataclasses.dataclass(frozen=True)
+class Hints:
+    """One check's hints, filled in when its assignment loads (authoring/assignment.py).
 
-    part: "forward" when the forward part failed: its "forward_hints" where the check has them."""
-    if part == "forward" and "forward_hints" in check_spec:
-        return list(check_spec["forward_hints"])
-    if "hints" in check_spec:
-        return list(check_spec["hints"])
-    return [check_spec["hint"]] if check_spec.get("hint") else []
+    levels:          "hints" (or the older single "hint"), gentlest first: about the check, or about its
+                     backward when the check has forward hints
+    forward_levels:  "forward_hints", shown when the forward part fails; ``levels`` when there are none
+    not_implemented, failed: how many levels each outcome shows (None: all), from the hint_policy"""
+    levels: tuple = ()
+    forward_levels: tuple = ()
+    not_implemented: int = 1
+    failed: int = None
 
+    @classmethod
+    def of(cls, check_spec, assignment_spec):
+        """The hints of a validated check of checks.json, with the assignment's hint_policy."""
+        policy = dict(DEFAULT_POLICY, **assignment_spec.get("hint_policy", {}))
+        if "hints" in check_spec:
+            levels = tuple(check_spec["hints"])
+        else:
+            levels = (check_spec["hint"],) if check_spec.get("hint") else ()
+        forward = tuple(check_spec["forward_hints"]) if "forward_hints" in check_spec else levels
+        count = {k: (None if v == "all" else v) for k, v in policy.items()}
+        return cls(levels, forward, count["not_implemented"], count["failed"])
 
-def hint_policy(assignment_spec):
-    """The assignment's hint_policy with the defaults filled in."""
-    policy = dict(DEFAULT_POLICY)
-    policy.update(assignment_spec.get("hint_policy", {}))
-    return policy
+    def shown(self, outcome, part=None):
+        """The hints to show: a list of strings, gentlest first.
 
-
-def hints_for(assignment_spec, check_spec, outcome, part=None):
-    """The hints to show for one check: a list of strings, gentlest first.
-
-    assignment_spec: the assignment's checks.json (a dict), for its "hint_policy"
-    check_spec:      the check's entry in it
-    outcome:         "not implemented", "failed" or "passed"
-    part:            "forward" or "backward": the part that failed (None: the check as a whole)
-    """
-    if outcome not in OUTCOMES:
-        raise ValueError(f"hints_for: outcome must be one of {', '.join(map(repr, OUTCOMES))}, got {outcome!r}")
-    if outcome == "passed":
-        return []
-    levels = hint_levels(check_spec, part)
-    count = hint_policy(assignment_spec)["not_implemented" if outcome == "not implemented" else "failed"]
-    return levels if count == "all" else levels[:count]
+        outcome: "not implemented", "failed" or "passed"
+        part:    "forward" or "backward": the part that failed (None: the check as a whole)"""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"Hints.shown: outcome must be one of {', '.join(map(repr, OUTCOMES))}, got {outcome!r}")
+        if outcome == "passed":
+            return []
+        levels = list(self.forward_levels if part == "forward" else self.levels)
+        count = self.not_implemented if outcome == "not implemented" else self.failed
+        return levels if count is None else levels[:count]
 
 
 def problems(assignment_spec, filename="checks.json"):

@@ -1,6 +1,6 @@
 """The worker's parent: starts it, outlives it, and leaves no process of it behind.
 
-    python -I -S supervisor.py FD        (started by sandbox.py; standard library only; the config, JSON,
+    python -I -S supervisor.py FD        (started by control.py; standard library only; the config, JSON,
                                           is read from the pipe FD, never from the command line)
 
 Why a process between the grader and the worker:

@@ -1,6 +1,6 @@
 """The worker: the only process that runs a submission's code.  It computes, the grader judges.
 
-The grader (sandbox.py) starts this file as a fresh interpreter,
+The grader (control.py) starts this file as a fresh interpreter,
 
     python -I -S -B worker.py FD        (its config, JSON, on the pipe FD; sys.path from the config)
 
@@ -26,8 +26,14 @@ requests on stdin and replies on stdout.  Its life:
        "backward"  run the forward and then the backward at the arguments
        "parameters" a module's parameters as built (asked of the reference only)
 
-    Replies carry arrays only (protocol.py), plus an error message in words
-    when the student's code raised.
+    Replies carry arrays only (protocol.py); when the student's code failed,
+    "failure" says how as data ("not implemented": it raised
+    NotImplementedError; "raised": anything else) and "message" in words.
+
+Module-level names are constants (PRELOAD, HARNESSES, OPERATIONS, the two
+failures); the worker keeps no state outside main()'s locals and the
+harnesses it builds (the output limit an error message quotes is read back
+from the process's own rlimit).
 
 This file imports nothing of the grader, and the grader never imports it.
 Nothing here is trusted: the grader validates every reply and kills this
@@ -43,7 +49,6 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUTPUT_MB = 64     # set from the config
 # Imported before the switch to the worker's uid, so that they import even where that uid cannot read
 # Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use,
 # NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random) and minigrad's.
@@ -128,8 +133,17 @@ def drop_privileges(uid, gid):
 
 # --------------------------------------------------------------------------- calling student code
 
+NOT_IMPLEMENTED = "not implemented"   # a reply's "failure": protocol.NOT_IMPLEMENTED and RAISED (the same words:
+RAISED = "raised"                     # StudentError is made before main() loads protocol.py by its path)
+
+
 class StudentError(Exception):
-    """Student code failed; the message says how, in words the student reads."""
+    """Student code failed; the message says how, in words the student reads; ``failure`` (NOT_IMPLEMENTED or
+    RAISED) says it as data, in the reply's "failure" field: the grader never reads the words to decide."""
+
+    def __init__(self, message, failure=RAISED):
+        super().__init__(message)
+        self.failure = failure
 
 
 def _where(error):
@@ -145,7 +159,7 @@ def call(what, function, *args):
         return function(*args)
     except NotImplementedError as error:
         detail = "" if "not implemented yet" in str(error) or not str(error) else f" ({error})"
-        raise StudentError(f"{what} is not implemented yet{detail}")
+        raise StudentError(f"{what} is not implemented yet{detail}", NOT_IMPLEMENTED)
     except SystemExit as error:
         raise StudentError(f"{what} called sys.exit({error.code!r}){_where(error)}: a submission must not exit")
     except MemoryError as error:
@@ -154,7 +168,9 @@ def call(what, function, *args):
         raise StudentError(f"{what} recursed too deeply{_where(error)}")
     except OSError as error:
         if error.errno == errno.EFBIG:   # RLIMIT_FSIZE: what it prints goes to a file of limited size
-            raise StudentError(f"{what} printed more than the {OUTPUT_MB} MB of output the grader allows"
+            import resource   # the limit set_limits set from the config
+            limit_mb = resource.getrlimit(resource.RLIMIT_FSIZE)[0] >> 20
+            raise StudentError(f"{what} printed more than the {limit_mb} MB of output the grader allows"
                                f"{_where(error)}")
         raise StudentError(f"{what} raised {type(error).__name__}: {str(error)[:500]}{_where(error)}")
     except BaseException as error:   # KeyboardInterrupt and friends too: nothing escapes to the loop
@@ -359,19 +375,17 @@ def serve(protocol, requests, replies, submission):
                 harnesses[target["name"]] = HARNESSES[target["kind"]](submission, target)
             reply, out = OPERATIONS[header["op"]](harnesses[target["name"]], header, arrays)
         except StudentError as error:
-            reply, out = {"status": "error", "message": str(error)[:2000]}, []
+            reply, out = {"status": "error", "failure": error.failure, "message": str(error)[:2000]}, []
         except Exception as error:   # a bug here, or a returned value NumPy cannot read
             message = f"{type(error).__name__}: {str(error)[:1000]}{_where(error)}"
-            reply, out = {"status": "error", "message": message}, []
+            reply, out = {"status": "error", "failure": RAISED, "message": message}, []
         try:
             protocol.write_message(replies, reply, out)
         except protocol.ProtocolError as error:   # e.g. a gradient of dtype object
-            protocol.write_message(replies, {"status": "error", "message": str(error)}, [])
+            protocol.write_message(replies, {"status": "error", "failure": RAISED, "message": str(error)}, [])
 
 
 def main(config):
-    global OUTPUT_MB
-    OUTPUT_MB = config["output_mb"]
     sys.path[:] = [p for p in sys.path if p] + [p for p in config["path"] if p not in sys.path]   # no site: no .pth
     protocol, isolation = _load("protocol"), _load("isolation")
     import numpy  # the grader's arrays arrive as NumPy arrays
@@ -409,7 +423,7 @@ def main(config):
     installed = dict.fromkeys([sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(numpy.__file__)),
                                os.path.dirname(os.path.abspath(minigrad.__file__))])
     unreadable = [path for path in installed if not os.access(path, os.R_OK | os.X_OK)]
-    # the grader's clock for the submission starts now; "unreadable" is for the instructor (sandbox.py)
+    # the grader's clock for the submission starts now; "unreadable" is for the instructor (control.py)
     protocol.write_message(replies, {"status": "started", "unreadable": unreadable})
     sys.path.insert(0, os.getcwd())
     module_name = os.path.splitext(config["module"])[0]

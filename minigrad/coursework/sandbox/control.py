@@ -38,7 +38,14 @@ Process tree, and who can reach whom:
 ``Worker.close`` (also on leaving the ``with``) tells the supervisor to kill
 the worker's session, every process below the supervisor and, as root, every
 process of the worker's uid; then checks /proc itself and kills what is left.
+
+One piece of state lives in this module, on purpose: ``isolation()``'s answer
+(functools.lru_cache), probed once per grading process, since the probe starts
+a process of its own.  The rest is constants; the uids in use are claimed on
+disk (UID_CLAIMS), and a warning given once per grading run is the caller's
+record (``Worker(warned=...)``, the Grader's set), not this module's.
 """
+import enum
 import json
 import os
 import select
@@ -55,7 +62,8 @@ from . import protocol
 from .supervisor import processes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIBRARY = os.path.dirname(os.path.dirname(HERE))   # the folder holding this minigrad package
+COURSEWORK = os.path.dirname(HERE)                  # the grader's code and the shipped references
+LIBRARY = os.path.dirname(os.path.dirname(COURSEWORK))   # the folder holding this minigrad package
 MAX_COPY_BYTES = 64 << 20
 DEFAULT_BASE_UID = 64000
 UID_CLAIMS = "/run/minigrad-worker-uids" if os.path.isdir("/run") else "/var/run/minigrad-worker-uids"
@@ -84,12 +92,19 @@ class Limits:
         self.cpu_s = cpu_s if cpu_s is not None else 10 * time_s + 10   # a backstop; the clock is the real limit
 
 
-class WorkerFailed(Exception):
-    """The worker did not answer: ``reason`` says why in words a student reads."""
+class Failure(enum.Enum):
+    """Why a worker gave no answer: ``WorkerFailed.kind`` (the grader's outcome.Status has the same values)."""
+    IMPORT = "import"        # the submission did not import (or its worker did not start)
+    CRASHED = "crashed"      # the worker ended during a request (a limit, a crash, its own exit)
+    TIMEOUT = "timeout"      # no answer within the wall-clock limit
 
-    def __init__(self, reason, status="crashed"):
+
+class WorkerFailed(Exception):
+    """The worker did not answer: ``kind`` (a Failure) says how, ``reason`` why, in words a student reads."""
+
+    def __init__(self, reason, kind=Failure.CRASHED):
         super().__init__(reason)
-        self.reason, self.status = reason, status
+        self.reason, self.kind = reason, kind
 
 
 class NotGraded(Exception):
@@ -158,7 +173,7 @@ def claim_uid():
     raise RuntimeError(f"no free uid for a worker from MINIGRAD_WORKER_UID={base} on")
 
 
-def _copy_submission(folder, target, python_only=False):
+def copy_submission(folder, target, python_only=False):
     """Copy the regular files and folders of ``folder`` into ``target`` (no symlinks, no devices, 64 MB at most).
 
     ``python_only``: only the .py files at the top of ``folder`` (a file was graded, not a folder: its
@@ -224,9 +239,6 @@ def exit_reason(code, cpu, limits):
             "another program)"), False
 
 
-_WARNED = []   # whether unreadable_warning was given in this process
-
-
 def unreadable_warning(uid, paths):
     """For the instructor: the worker's uid cannot read the Python that runs it (e.g. one under /root)."""
     return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
@@ -239,9 +251,12 @@ def unreadable_warning(uid, paths):
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=()):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=(),
+                 warned=None):
         """``answers``: library modules that implement the assignment's answer (checks.json "answer_modules"):
-        not loaded in the worker, and covered where mounts are possible."""
+        not loaded in the worker, and covered where mounts are possible.  ``warned``: a set the caller keeps
+        for a grading run (Grader.warned): a warning for the instructor is given once per set, not once per
+        worker (None: every worker gives it)."""
         self.limits = limits or Limits()
         self.isolation = "trusted" if trusted else isolation()[0]   # the reference needs no sandbox
         self.uid, self.uid_lock = (None, None) if trusted else claim_uid()
@@ -249,8 +264,9 @@ class Worker:
         self.pid = None
         self.closed = False
         self.unreadable = []     # what of Python's installation the worker's uid could not read
-        self.hide = [HERE] + list(hide)     # the grader's code and the shipped references, and the caller's paths
+        self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
+        self.warned = set() if warned is None else warned
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -261,7 +277,7 @@ class Worker:
 
     def _start(self, folder, module, python_only):
         if folder is not None:
-            _copy_submission(folder, self.workdir, python_only)
+            copy_submission(folder, self.workdir, python_only)
         if self.uid is not None:
             _give_to(self.workdir, self.uid)
         self.log = os.path.join(self.private, "output.txt")
@@ -300,16 +316,16 @@ class Worker:
             raise NotGraded(f"the worker's sandbox could not be built: {str(header.get('message'))[:500]}")
         if header.get("status") == "started":
             self.unreadable = [str(path) for path in header.get("unreadable", [])]
-            if self.unreadable and not _WARNED:   # once per grading process, not once per worker
-                _WARNED.append(True)
-                warnings.warn(unreadable_warning(self.uid, self.unreadable), RuntimeWarning, stacklevel=2)
+            if self.unreadable and "unreadable" not in self.warned:
+                self.warned.add("unreadable")
+                warnings.warn(unreadable_warning(self.uid, self.unreadable), RuntimeWarning, stacklevel=3)
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
-                               status="import")
+                               kind=Failure.IMPORT)
         self.hidden = header.get("hidden", [])
         if not self.alive():
-            raise WorkerFailed(self.death_reason(), status="import")
+            raise WorkerFailed(self.death_reason(), kind=Failure.IMPORT)
 
     # ------------------------------------------------------------------ talking
 
@@ -333,7 +349,7 @@ class Worker:
         except TimeoutError:
             self.close()
             raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
-                               "ends, or code far too slow for these small inputs", status="timeout")
+                               "ends, or code far too slow for these small inputs", kind=Failure.TIMEOUT)
         except protocol.PipeClosed:   # the worker is gone, or going
             raise WorkerFailed(self.death_reason())
         except protocol.ProtocolError as error:

@@ -1,0 +1,367 @@
+"""Workloads suite: what the lessons actually run, each against the same model written in PyTorch.
+
+Cases (float32; the same weights in both libraries, copied PyTorch -> minigrad,
+the same inputs; each row checks before timing that both give the same
+first-step loss, or the same decoded tokens):
+
+    char LM training step     lesson 7 and the rnn assignment's train_shakespeare.py:
+                              Embedding(69, 32) -> LSTM or GRU -> Linear(H, 69),
+                              cross_entropy, backward, clip_grad_norm_(1.0), Adam step;
+                              batch 32, hidden 128 and 256, T = 64 and 128
+                              (V = 69: Tiny Shakespeare's characters and the 4 specials)
+    Transformer LM step       lesson 12's CausalLM (GPT-style): token embedding + learned
+                              positions, 2 pre-LN blocks (d_model 64, 4 heads, ff 256, ReLU,
+                              causal mask), final LayerNorm, Linear to V = 74; batch 32, T = 48;
+                              cross_entropy, backward, clip_grad_norm_(1.0), Adam step
+    decoding                  one token at a time at batch 1, through minigrad.decoding as the
+                              lessons call it (greedy, beam_search with 5 beams) against the
+                              same loop written with torch tensors: the GRU char LM of lesson 7
+                              (hidden 256) and lesson 12's CausalLM with its KV cache.  At
+                              batch 1 every array is tiny: these rows measure per-call
+                              overhead end to end (model step, log_softmax, the search's
+                              bookkeeping).
+
+The PyTorch models below are written the way a PyTorch user would write the
+same thing (torch.nn layers, the KV cache as tensors concatenated per step);
+their parameter names match minigrad's, so ``load_state_dict`` copies the weights.
+"""
+import math
+import os
+import sys
+
+import numpy
+
+from common import interleaved_times, paired_ratio, torch_or_none
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import minigrad  # noqa: E402
+from minigrad import decoding, optim  # noqa: E402
+from minigrad import functional as F  # noqa: E402
+from minigrad.models import CausalLM, RNNLanguageModel  # noqa: E402
+from minigrad.text.vocab import BOS_IDX, EOS_IDX, PAD_IDX  # noqa: E402
+
+SHAKESPEARE_V = 69          # lesson 7: the training text's 65 characters + <pad> <unk> <bos> <eos>
+CORPUS_V = 74               # lesson 12: the corpus's characters + the 4 specials + <mask>
+EMBEDDING = 32              # lesson 7's embedding_dim
+GPT = dict(d_model=64, nhead=4, num_layers=2, dim_feedforward=256, max_len=256)   # lesson 12, full mode
+LOSS_TOLERANCE = 1e-4       # relative, float32: the first-step losses must agree this well
+
+
+# ----------------------------------------------------------------------------- the PyTorch models
+
+def torch_rnn_lm(torch, V, E, H, cell):
+    """minigrad.models.RNNLanguageModel written with torch.nn (same parameter names)."""
+    tnn = torch.nn
+
+    class TorchRNNLanguageModel(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = tnn.Embedding(V, E, padding_idx=PAD_IDX)
+            self.rnn = {"lstm": tnn.LSTM, "gru": tnn.GRU}[cell](E, H, batch_first=True)
+            self.head = tnn.Linear(H, V)
+
+        def forward(self, ids, state=None):
+            output, state = self.rnn(self.embedding(ids), state)
+            return self.head(output), state
+
+        def initial_state(self, N):
+            h = torch.zeros(1, N, H)
+            return (h, h) if cell == "lstm" else h
+
+        def step(self, tokens, state):
+            logits, state = self(tokens[:, None], state)
+            return logits[:, 0].log_softmax(-1), state
+
+        def reorder(self, state, indices):
+            if isinstance(state, tuple):
+                return tuple(s.index_select(1, indices) for s in state)
+            return state.index_select(1, indices)
+
+    return TorchRNNLanguageModel()
+
+
+def torch_causal_lm(torch, V, d_model, nhead, num_layers, dim_feedforward, max_len):
+    """minigrad.models.CausalLM (pre-LN, ReLU, dropout 0) written with torch.nn, with a KV-cache step."""
+    tnn, functional = torch.nn, torch.nn.functional
+
+    class Positions(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = tnn.Parameter(torch.randn(max_len, d_model))
+
+        def forward(self, x, offset=0):
+            return x + self.weight[offset:offset + x.shape[1]]
+
+    class TorchCausalLM(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = tnn.Embedding(V, d_model)
+            self.positions = Positions()
+            layer = tnn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, 0.0, "relu",
+                                                batch_first=True, norm_first=True)
+            self.layers = tnn.TransformerEncoder(layer, num_layers, tnn.LayerNorm(d_model),
+                                                 enable_nested_tensor=False)
+            self.lm_head = tnn.Linear(d_model, V)
+
+        def forward(self, ids):
+            mask = tnn.Transformer.generate_square_subsequent_mask(ids.shape[1])
+            return self.lm_head(self.layers(self.positions(self.embedding(ids)), mask=mask, is_causal=True))
+
+        def initial_state(self, N):
+            empty = torch.zeros(N, nhead, 0, d_model // nhead)
+            return [(empty, empty)] * num_layers, 0
+
+        def step(self, tokens, state):
+            """One new position per sequence; each layer's keys and values (N, heads, t, d/heads) grow by one."""
+            caches, position = state
+            N = tokens.shape[0]
+            x = self.positions(self.embedding(tokens[:, None]), position)            # (N, 1, d)
+            grown = []
+            for layer, (k_past, v_past) in zip(self.layers.layers, caches):
+                attention = layer.self_attn
+                q, k, v = functional.linear(layer.norm1(x), attention.in_proj_weight,
+                                            attention.in_proj_bias).chunk(3, dim=-1)
+                q, k, v = (a.reshape(N, 1, nhead, -1).transpose(1, 2) for a in (q, k, v))
+                k, v = torch.cat([k_past, k], dim=2), torch.cat([v_past, v], dim=2)
+                grown.append((k, v))
+                mixed = functional.scaled_dot_product_attention(q, k, v)               # the last query sees all
+                x = x + attention.out_proj(mixed.transpose(1, 2).reshape(N, 1, d_model))
+                x = x + layer.linear2(functional.relu(layer.linear1(layer.norm2(x))))
+            logits = self.lm_head(self.layers.norm(x)[:, -1])
+            return logits.log_softmax(-1), (grown, position + 1)
+
+        def reorder(self, state, indices):
+            caches, position = state
+            return [(k.index_select(0, indices), v.index_select(0, indices)) for k, v in caches], position
+
+    return TorchCausalLM()
+
+
+# ----------------------------------------------------------------------------- decoding loops in torch
+
+def torch_greedy(torch, model, state, start, max_len, eos=None):
+    """minigrad.decoding.greedy's loop, on torch tensors: (N lists of ids, N summed log-probs, steps taken)."""
+    with torch.no_grad():
+        tokens = torch.tensor(start, dtype=torch.int64)
+        N = tokens.shape[0]
+        out = torch.zeros((N, max_len), dtype=torch.int64)
+        total = torch.zeros(N, dtype=torch.float64)
+        lengths = torch.zeros(N, dtype=torch.int64)
+        finished = torch.zeros(N, dtype=torch.bool)
+        rows = torch.arange(N)
+        for t in range(max_len):
+            log_probs, state = model.step(tokens, state)
+            tokens = log_probs.argmax(dim=1)
+            alive = ~finished
+            out[:, t] = torch.where(alive, tokens, 0)
+            total = total + torch.where(alive, log_probs[rows, tokens], 0.0)
+            lengths = lengths + alive
+            if eos is not None:
+                finished = finished | (tokens == eos)
+                if bool(finished.all()):
+                    break
+        return [row[:n].tolist() for row, n in zip(out, lengths.tolist())], total.tolist(), t + 1
+
+
+def torch_beam_search(torch, model, state, start, beam_size, max_len, eos):
+    """minigrad.decoding.beam_search's loop (length_penalty 0, n_best 1) on torch tensors:
+    (the best ids of each row, steps taken)."""
+    with torch.no_grad():
+        tokens = torch.tensor(start, dtype=torch.int64)
+        N, K = tokens.shape[0], beam_size
+        state = model.reorder(state, torch.arange(N).repeat_interleave(K))
+        tokens = tokens.repeat_interleave(K)
+        log_prob = torch.full((N, K), -math.inf, dtype=torch.float64)
+        log_prob[:, 0] = 0.0
+        finished = torch.zeros((N, K), dtype=torch.bool)
+        lengths = torch.zeros((N, K), dtype=torch.int64)
+        history = torch.zeros((N, K, 0), dtype=torch.int64)
+        batch = torch.arange(N)[:, None]
+        for t in range(max_len):
+            step_lp, state = model.step(tokens, state)                       # (N*K, V)
+            V = step_lp.shape[1]
+            step_lp = step_lp.reshape(N, K, V).double()
+            stay = torch.full((V,), -math.inf, dtype=torch.float64)
+            stay[eos] = 0.0
+            step_lp = torch.where(finished[:, :, None], stay, step_lp)
+            candidate_lp = (log_prob[:, :, None] + step_lp).reshape(N, K * V)
+            best = candidate_lp.topk(K, dim=1).indices                        # (N, K), best first
+            parent, token = best // V, best % V
+            was_finished = finished[batch, parent]
+            log_prob = candidate_lp[batch, best]
+            lengths = lengths[batch, parent] + ~was_finished
+            finished = was_finished | (token == eos) | (log_prob == -math.inf)
+            history = torch.cat([history[batch, parent], token[:, :, None]], dim=2)
+            state = model.reorder(state, (batch * K + parent).reshape(-1))
+            tokens = token.reshape(-1)
+            if bool(finished.all()):
+                break
+        order = torch.argsort(-log_prob, dim=1)
+        return [history[n, order[n, 0], :lengths[n, order[n, 0]]].tolist() for n in range(N)], t + 1
+
+
+# ----------------------------------------------------------------------------- training steps
+
+def _same_parameters(ours, theirs, what):
+    mine, torchs = ours.num_parameters(), sum(p.numel() for p in theirs.parameters())
+    assert mine == torchs, f"{what}: minigrad has {mine} parameters, the PyTorch model {torchs}"
+    return mine
+
+
+def _training_steps(torch, ours, theirs, batch, V, forward_ours, forward_theirs):
+    """(minigrad step, torch step), each: loss, zero_grad, backward, clip_grad_norm_(1.0), Adam; returns the loss."""
+    ids = numpy.random.default_rng(0).integers(4, V, size=batch)            # (N, T + 1), no specials
+    x, y = minigrad.tensor(ids[:, :-1]), minigrad.tensor(ids[:, 1:])
+    tx, ty = torch.tensor(ids[:, :-1]), torch.tensor(ids[:, 1:])
+    opt = optim.Adam(ours.parameters(), lr=3e-3)
+    topt = torch.optim.Adam(theirs.parameters(), lr=3e-3)
+
+    def mine():
+        loss = F.cross_entropy(forward_ours(x).reshape(-1, V), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm_(ours.parameters(), 1.0)
+        opt.step()
+        return loss
+
+    def reference():
+        loss = torch.nn.functional.cross_entropy(forward_theirs(tx).reshape(-1, V), ty.reshape(-1))
+        topt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        topt.step()
+        return loss
+
+    return mine, reference
+
+
+def _check_first_loss(mine, reference, what):
+    ours, theirs = mine().item(), reference().item()
+    assert abs(ours - theirs) <= LOSS_TOLERANCE * max(1.0, abs(theirs)), \
+        f"{what}: the first-step losses differ: minigrad {ours:.6f}, PyTorch {theirs:.6f}"
+    return ours
+
+
+def char_lm_pair(torch, cell, N, T, H):
+    """Lesson 7's model and training step, in both libraries, the same weights."""
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    theirs = torch_rnn_lm(torch, SHAKESPEARE_V, EMBEDDING, H, cell)
+    ours = RNNLanguageModel(SHAKESPEARE_V, embedding_dim=EMBEDDING, hidden_size=H, cell=cell)
+    ours.load_state_dict(theirs.state_dict())
+    count = _same_parameters(ours, theirs, f"{cell} char LM")
+    mine, reference = _training_steps(torch, ours, theirs, (N, T + 1), SHAKESPEARE_V,
+                                      lambda x: ours(x)[0], lambda x: theirs(x)[0])
+    return mine, reference, count
+
+
+def causal_lm_pair(torch, N, T):
+    """Lesson 12's CausalLM and training step, in both libraries, the same weights."""
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    theirs = torch_causal_lm(torch, CORPUS_V, **GPT)
+    ours = CausalLM(CORPUS_V, dropout=0.0, activation="relu", **GPT)
+    ours.load_state_dict(theirs.state_dict())
+    count = _same_parameters(ours, theirs, "CausalLM")
+    mine, reference = _training_steps(torch, ours, theirs, (N, T + 1), CORPUS_V, ours, theirs)
+    return mine, reference, count
+
+
+# ----------------------------------------------------------------------------- decoding
+
+def decoding_pair(torch, model_name, search, tokens, beam_size=5):
+    """(minigrad decode, torch decode), each decoding up to ``tokens`` tokens at batch 1 from <bos>.
+
+    minigrad's returns the best sequence, torch's (the best sequence, steps taken)."""
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    if model_name == "GRU char LM":
+        theirs = torch_rnn_lm(torch, SHAKESPEARE_V, EMBEDDING, 256, "gru")
+        ours = RNNLanguageModel(SHAKESPEARE_V, embedding_dim=EMBEDDING, hidden_size=256, cell="gru")
+    else:
+        theirs = torch_causal_lm(torch, CORPUS_V, **GPT)
+        ours = CausalLM(CORPUS_V, dropout=0.0, activation="relu", **GPT)
+    ours.load_state_dict(theirs.state_dict())
+    _same_parameters(ours, theirs, model_name)
+    ours.eval()
+    theirs.eval()
+
+    if search == "greedy":
+        def mine():
+            return decoding.greedy(ours, ours.initial_state(1), start=[BOS_IDX], max_len=tokens)[0][0]
+
+        def reference():
+            sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(1), [BOS_IDX], tokens)
+            return sequences[0], steps
+    else:
+        def mine():
+            best = decoding.beam_search(ours, ours.initial_state(1), [BOS_IDX], beam_size, tokens, eos=EOS_IDX)
+            return best[0][0].tokens
+
+        def reference():
+            best, steps = torch_beam_search(torch, theirs, theirs.initial_state(1), [BOS_IDX], beam_size, tokens,
+                                            EOS_IDX)
+            return best[0], steps
+    return mine, reference
+
+
+def _check_same_tokens(mine, reference, what):
+    """The steps (decoder calls) taken, once both libraries decoded the same best sequence."""
+    ours, (theirs, steps) = mine(), reference()
+    assert ours == theirs, f"{what}: minigrad decoded {ours[:20]}..., PyTorch {theirs[:20]}..."
+    return steps
+
+
+# ----------------------------------------------------------------------------- the suite
+
+def _row(case, times, note):
+    return {"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[1]),
+            "note": f"{note}; median of paired ratios {paired_ratio(times[0], times[1]):.2f}x"}
+
+
+def run(quick):
+    torch = torch_or_none()
+    if torch is None:
+        return [{"case": "workloads (every case needs the PyTorch model)", "minigrad_s": None,
+                 "torch_s": None, "note": "torch not installed"}]
+    repeat = 3 if quick else 9
+    rows = []
+    N = 32
+    sizes = [(128, 64), (256, 128)] if quick else [(128, 64), (128, 128), (256, 64), (256, 128)]
+    for cell in ("lstm", "gru"):
+        for H, T in sizes:
+            what = f"char LM training step, {cell.upper()}, batch {N}, hidden {H}, T={T}"
+            mine, reference, count = char_lm_pair(torch, cell, N, T, H)
+            loss = _check_first_loss(mine, reference, what)
+            times = interleaved_times([mine, reference], repeat=repeat)
+            rows.append(_row(what, times, f"emb {EMBEDDING}, V {SHAKESPEARE_V}, {count} parameters, "
+                                          f"Adam + clip; first losses agree ({loss:.4f})"))
+
+    T = 48
+    what = f"Transformer LM training step (lesson 12 CausalLM), batch {N}, T={T}, d_model 64, 2 layers"
+    mine, reference, count = causal_lm_pair(torch, N, T)
+    loss = _check_first_loss(mine, reference, what)
+    times = interleaved_times([mine, reference], repeat=repeat)
+    rows.append(_row(what, times, f"4 heads, ff 256, causal, V {CORPUS_V}, {count} parameters, Adam + clip; "
+                                  f"first losses agree ({loss:.4f})"))
+
+    for model_name, search, tokens in (("GRU char LM", "greedy", 300), ("GRU char LM", "beam", 100),
+                                       ("CausalLM", "greedy", 120), ("CausalLM", "beam", 100)):
+        label = "greedy" if search == "greedy" else "beam search, 5 beams"
+        what = f"decoding, {label}, {model_name} ({'hidden 256' if model_name != 'CausalLM' else 'KV cache'}), " \
+               f"batch 1, up to {tokens} tokens"
+        mine, reference = decoding_pair(torch, model_name, search, tokens)
+        steps = _check_same_tokens(mine, reference, what)
+        times = interleaved_times([mine, reference], repeat=repeat)
+        rows.append(_row(what, times, f"{steps} steps, the same best sequence in both; "
+                                      f"{min(times[0]) / steps * 1e6:.0f} us per minigrad step, "
+                                      f"{min(times[1]) / steps * 1e6:.0f} us per torch step"))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick="--quick" in sys.argv):
+        print(f"{row['case']:100s} {row['minigrad_s']:9.5f} {row['torch_s']:9.5f} "
+              f"{row['minigrad_s'] / row['torch_s']:6.2f}x  {row['note']}")

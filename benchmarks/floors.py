@@ -1,0 +1,391 @@
+"""The floor of the rows that do not reach 1.00x PyTorch: the NumPy calls a row cannot avoid.
+
+    python benchmarks/floors.py            every floor (one BLAS and torch thread, CPU time)
+    python benchmarks/floors.py --quick    fewer repeats
+
+For each row, the floor is ONE training step (or decoded token) written as the bare
+sequence of NumPy calls that minigrad's fast tier makes, with no autograd, no Tensor,
+no Python bookkeeping: buffers allocated once, views taken once, every call that can
+write in place does (``out=``).  It is what minigrad would cost if everything above
+NumPy were free.  Timed in a tight loop beside minigrad's own step and the same step in
+PyTorch, in this process, interleaved (min over repeats of the calling thread's CPU time).
+
+    floor / torch > 1    NumPy's per-call cost alone is above PyTorch's whole step:
+                         no change above NumPy reaches 1.00x (it takes fewer NumPy calls,
+                         or one compiled kernel per step)
+    minigrad / floor     what minigrad spends above the NumPy calls it makes
+                         (autograd, Tensors, modules, allocation of fresh arrays)
+
+The sequences follow minigrad/functions/rnn_fast.py (blocks 1-12 of its header: gate-major
+gates, one tanh for the four gates, slopes before the loop, the [h, x, 1] rows of the tiny
+LSTM) and minigrad/functions/attention_fast.py (blocks of scores, P recomputed in the backward).
+"""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
+
+import numpy  # noqa: E402
+
+import common  # noqa: E402
+
+F32 = numpy.float32
+
+
+# ----------------------------------------------------------------------------- LSTM
+
+def lstm_floor(T, N, D, H, seed=0):
+    """(step, NumPy calls per step): one LSTM forward + backward (loss = sum of outputs, dx too)."""
+    rng = numpy.random.default_rng(seed)
+    x = rng.standard_normal((T, N, D), dtype=F32)
+    w_ih = rng.standard_normal((4 * H, D), dtype=F32) * 0.1
+    w_hh = rng.standard_normal((4 * H, H), dtype=F32) * 0.1
+    bias = rng.standard_normal(4 * H, dtype=F32) * 0.1
+    half_rows = numpy.repeat(numpy.asarray([0.5, 0.5, 1, 0.5], F32), H)
+    half = numpy.empty((4, N, H), F32)
+    half[...] = numpy.asarray([0.5, 0.5, 1, 0.5], F32)[:, None, None]
+    shift = 1 - half
+    dout = numpy.ones((T, N, H), F32)
+    hs = numpy.zeros((T + 1, N, H), F32)
+    cs = numpy.zeros((T + 1, N, H), F32)
+    ig = numpy.empty((N, H), F32)
+    tanh_c = numpy.empty((N, H), F32)
+    if N == 1 and H <= 16:
+        return _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c)
+
+    xs = numpy.empty((T * N, D + 1), F32)                                # [x, 1]
+    xs[:, D] = 1
+    G = numpy.empty((4, T, N, H), F32)
+    gates = numpy.empty((4, N, H), F32)
+    i, f, g, o = gates
+    dh_parts = numpy.empty((4, N, H), F32)
+    G_t = [G[:, t] for t in range(T)]
+    hs_t, cs_t = list(hs), list(cs)
+    i_all, f_all, g_all, o_all = G
+    calls = 0
+
+    def step():
+        nonlocal calls
+        xs[:, :D] = x.reshape(T * N, D)                                  # [x, 1]
+        w_in = numpy.concatenate([w_ih, bias[:, None]], axis=1)
+        w_in *= half_rows[:, None]
+        projection = numpy.matmul(xs, w_in.reshape(4, H, D + 1).transpose(0, 2, 1))   # (4, T*N, H)
+        G[...] = projection.reshape(4, T, N, H)
+        w_rec = numpy.ascontiguousarray((w_hh * half_rows[:, None]).reshape(4, H, H).transpose(0, 2, 1))
+        calls = 7
+        for t in range(T):
+            numpy.matmul(hs_t[t], w_rec, out=gates)
+            numpy.add(gates, G_t[t], out=gates)
+            numpy.tanh(gates, out=gates)
+            numpy.multiply(gates, half, out=gates)
+            numpy.add(gates, shift, out=gates)
+            G_t[t][...] = gates
+            numpy.multiply(f, cs_t[t], out=cs_t[t + 1])
+            numpy.multiply(i, g, out=ig)
+            numpy.add(cs_t[t + 1], ig, out=cs_t[t + 1])
+            numpy.tanh(cs_t[t + 1], out=tanh_c)
+            numpy.multiply(o, tanh_c, out=hs_t[t + 1])
+        calls += 11 * T
+        # backward: the slopes of all T at once (block 3), written over the gates (block 4)
+        tc = numpy.tanh(cs[1:])
+        slope_c = o_all * (1 - tc * tc)
+        f_run = f_all.copy()
+        slope_o = tc * o_all * (1 - o_all)
+        slope_f = cs[:-1] * f_all * (1 - f_all)
+        slope_i = g_all * i_all * (1 - i_all)
+        slope_g = i_all * (1 - g_all * g_all)
+        G[0], G[1], G[2], G[3] = slope_i, slope_f, slope_g, slope_o
+        calls += 21
+        dh_next = numpy.zeros((N, H), F32)
+        dc_next = numpy.zeros((N, H), F32)
+        for t in range(T - 1, -1, -1):
+            da = G_t[t]
+            dh = dout[t] + dh_next
+            dc = dc_next + dh * slope_c[t]
+            da[:3] *= dc
+            da[3] *= dh
+            numpy.matmul(da, w_hh.reshape(4, H, H), out=dh_parts)
+            dh_next = dh_parts.sum(axis=0)
+            dc_next = dc * f_run[t]
+        calls += 2 + 8 * T
+        dA = G.reshape(4, T * N, H)
+        w_ih_k = w_ih.reshape(4, H, D)
+        dx = dA[0] @ w_ih_k[0]
+        for k in range(1, 4):
+            dx += dA[k] @ w_ih_k[k]
+        dA_T = dA.transpose(0, 2, 1)
+        numpy.matmul(dA_T, xs)                                            # [dW_ih, db]
+        numpy.matmul(dA_T, hs[:-1].reshape(T * N, H))                     # dW_hh
+        calls += 9
+    step()
+    return step, calls
+
+
+def _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c):
+    """One sequence, H <= 16: rows Z[t] = [h_{t-1}, x_t, 1] and (1, 4H) step rows (blocks 11, 12)."""
+    T, _, D = x.shape
+    H = w_hh.shape[1]
+    Z = numpy.zeros((T + 1, H + D + 1), F32)
+    Z[:, H + D] = 1
+    rows = numpy.empty((T, 1, 4 * H), F32)                               # step-major gates, then dA
+    i_all, f_all, g_all, o_all = (rows[:, 0, k * H:(k + 1) * H] for k in range(4))
+    Z_t = [Z[t:t + 1] for t in range(T + 1)]
+    h_t = [Z[t:t + 1, :H] for t in range(T + 1)]
+    row_t = list(rows)
+    gate_t = [tuple(r[:, k * H:(k + 1) * H] for k in range(4)) for r in rows]
+    cs_t = [c for c in cs]
+    half_row, shift_row = half.reshape(1, 4 * H), shift.reshape(1, 4 * H)
+    dout4 = numpy.concatenate([dout] * 4, axis=-1)
+    w_hh4 = numpy.concatenate([w_hh] * 4, axis=1)
+    calls = 0
+
+    def step():
+        nonlocal calls
+        Z[:T, H:H + D] = x[:, 0]
+        w_all = numpy.concatenate([w_hh, w_ih, bias[:, None]], axis=1) * half_rows[:, None]
+        w_rec = numpy.ascontiguousarray(w_all.T)
+        for t in range(T):
+            r = row_t[t]
+            i, f, g, o = gate_t[t]
+            numpy.dot(Z_t[t], w_rec, out=r)
+            numpy.tanh(r, out=r)
+            numpy.multiply(r, half_row, out=r)
+            numpy.add(r, shift_row, out=r)
+            numpy.multiply(f, cs_t[t], out=cs_t[t + 1])
+            numpy.multiply(i, g, out=ig)
+            numpy.add(cs_t[t + 1], ig, out=cs_t[t + 1])
+            numpy.tanh(cs_t[t + 1], out=tanh_c)
+            numpy.multiply(o, tanh_c, out=h_t[t + 1])
+        calls = 4 + 9 * T
+        tc = numpy.tanh(cs[1:, 0])
+        slope_c = o_all * (1 - tc * tc)
+        f_run = f_all.copy()
+        slope_o = tc * o_all * (1 - o_all)
+        slope_f = cs[:-1, 0] * f_all * (1 - f_all)
+        slope_i = g_all * i_all * (1 - i_all)
+        slope_g = i_all * (1 - g_all * g_all)
+        i_all[...], f_all[...], g_all[...], o_all[...] = slope_i, slope_f, slope_g, slope_o
+        ones = numpy.ones_like(slope_c)
+        slope_c4 = numpy.concatenate([slope_c, slope_c, slope_c, ones], axis=-1)
+        f_run4 = numpy.concatenate([f_run, f_run, f_run, 0 * ones], axis=-1)
+        dh_next4 = numpy.zeros((1, 4 * H), F32)
+        dc_next4 = numpy.zeros((1, 4 * H), F32)
+        calls += 27
+        for t in range(T - 1, -1, -1):
+            dh4 = dout4[t] + dh_next4
+            dc4 = dc_next4 + dh4 * slope_c4[t]
+            numpy.multiply(row_t[t], dc4, out=row_t[t])
+            dh_next4 = numpy.dot(row_t[t], w_hh4)
+            dc_next4 = dc4 * f_run4[t]
+        calls += 6 * T
+        dA = rows.reshape(T, 4 * H)
+        dA.T @ Z[:T]                                                      # [dW_hh, dW_ih, db]
+        dA @ w_ih                                                         # dx
+        calls += 2
+    step()
+    return step, calls
+
+
+# ----------------------------------------------------------------------------- attention
+
+def mha_floor(B, T, d, heads, seed=0):
+    """(step, NumPy calls per step): self-attention forward + backward, loss = sum of the outputs.
+
+    The attention itself as attention_fast.py does it: blocks of about 2^21 scores in two
+    buffers allocated once, P not stored (recomputed from the log-sum-exp), rowsum(dP * P)
+    as rowsum(dO * O).
+    """
+    from minigrad.functions.attention_fast import _block_size, _score_blocks
+    rng = numpy.random.default_rng(seed)
+    x = rng.standard_normal((B * T, d), dtype=F32)
+    w_in = rng.standard_normal((3 * d, d), dtype=F32) * 0.05
+    b_in = numpy.zeros(3 * d, F32)
+    w_out = rng.standard_normal((d, d), dtype=F32) * 0.05
+    b_out = numpy.zeros(d, F32)
+    hd = d // heads
+    scale = 1 / numpy.sqrt(hd)
+    dout = numpy.ones((B * T, d), F32)
+    blocks = _score_blocks(B, T, heads * T)
+    size = _block_size(blocks, heads * T)
+    p_buffer, dp_buffer = numpy.empty(size, F32), numpy.empty(size, F32)
+
+    def split(a):                                                         # (B*T, d) -> (B, heads, T, hd)
+        return a.reshape(B, T, heads, hd).transpose(0, 2, 1, 3)
+
+    def merge(a):                                                         # (B, heads, T, hd) -> (B*T, d)
+        return a.transpose(0, 2, 1, 3).reshape(B * T, d)
+
+    def view(buffer, shape):
+        return buffer[:int(numpy.prod(shape))].reshape(shape)
+
+    def step():
+        qkv = x @ w_in.T
+        qkv += b_in
+        q, k, v = (numpy.ascontiguousarray(split(qkv[:, j * d:(j + 1) * d])) for j in range(3))
+        q *= scale
+        k_t = numpy.ascontiguousarray(k.transpose(0, 1, 3, 2))
+        out = numpy.empty((B, heads, T, hd), F32)
+        lse = numpy.empty((B, heads, T, 1), F32)
+        for rows, queries in blocks:
+            at = (rows, Ellipsis, queries, slice(None))
+            s = view(p_buffer, q[at].shape[:-1] + (T,))
+            numpy.matmul(q[at], k_t[rows], out=s)
+            row_max = s.max(axis=-1, keepdims=True)
+            s -= row_max
+            numpy.exp(s, out=s)
+            total = s.sum(axis=-1, keepdims=True)
+            s /= total
+            lse[at] = row_max + numpy.log(total)
+            out[at] = numpy.matmul(s, v[rows])
+        context = merge(out)
+        y = context @ w_out.T
+        y += b_out
+        # backward
+        dcontext = split(dout @ w_out)
+        context.T @ dout, dout.sum(axis=0)                                # dW_out, db_out
+        dO = numpy.ascontiguousarray(dcontext)
+        v_t = numpy.ascontiguousarray(v.transpose(0, 1, 3, 2))
+        inner = (dO * out).sum(axis=-1, keepdims=True)
+        dq = numpy.empty((B, heads, T, hd), F32)
+        dk = numpy.zeros((B, heads, T, hd), F32)
+        dv = numpy.zeros((B, heads, T, hd), F32)
+        for rows, queries in blocks:
+            at = (rows, Ellipsis, queries, slice(None))
+            shape = q[at].shape[:-1] + (T,)
+            p = view(p_buffer, shape)
+            numpy.matmul(q[at], k_t[rows], out=p)
+            p -= lse[at]
+            numpy.exp(p, out=p)
+            dv[rows] += numpy.matmul(p.transpose(0, 1, 3, 2), dO[at])
+            dp = view(dp_buffer, shape)
+            numpy.matmul(dO[at], v_t[rows], out=dp)
+            dp -= inner[at]
+            dp *= p
+            dq[at] = numpy.matmul(dp, k[rows])
+            dk[rows] += numpy.matmul(dp.transpose(0, 1, 3, 2), q[at])
+        dq *= scale
+        dqkv = numpy.concatenate([merge(dq), merge(dk), merge(dv)], axis=1)
+        dqkv.T @ x, dqkv.sum(axis=0)                                      # dW_in, db_in
+        return dqkv @ w_in                                                # dx
+    step()
+    calls = 10 + 11 * len(blocks) + 14 + 12 * len(blocks) + 7
+    return step, calls
+
+
+# ----------------------------------------------------------------------------- decoding
+
+def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
+    """(step, NumPy calls per token): greedy decoding of a GRU language model, batch 1."""
+    rng = numpy.random.default_rng(seed)
+    embedding = rng.standard_normal((V, E), dtype=F32)
+    w_ih = rng.standard_normal((3 * H, E), dtype=F32) * 0.05
+    w_hh = rng.standard_normal((3 * H, H), dtype=F32) * 0.05
+    b_ih = numpy.zeros(3 * H, F32)
+    b_hh = numpy.zeros(3 * H, F32)
+    w_out = rng.standard_normal((V, H), dtype=F32) * 0.05
+    b_out = numpy.zeros(V, F32)
+
+    def step():
+        h = numpy.zeros((1, H), F32)
+        token, out = 2, []
+        for _ in range(tokens):
+            xw = embedding[token] @ w_ih.T + b_ih                         # 3 calls
+            hw = h @ w_hh.T + b_hh                                        # 2
+            rz = numpy.tanh((xw[:2 * H] + hw[:, :2 * H]) * 0.5) * 0.5 + 0.5   # 5: r, z
+            n = numpy.tanh(xw[2 * H:] + rz[:, :H] * hw[:, 2 * H:])        # 3
+            h = n + rz[:, H:] * (h - n)                                   # 3: (1 - z) n + z h
+            logits = h @ w_out.T + b_out                                  # 2
+            shifted = logits - logits.max()                               # 2
+            log_probs = shifted - numpy.log(numpy.exp(shifted).sum())     # 4
+            token = int(log_probs.argmax())                               # 1
+            out.append(token)
+        return out
+    step()
+    return step, 25
+
+
+def _matmuls_only(T, N, D, H):
+    """(step, calls): only the matmuls of an LSTM's forward and backward (bench_rnn's matmul floor)."""
+    import bench_rnn
+    return bench_rnn._matmul_floor(T, N, D, H), 2 * T + 4
+
+
+# ----------------------------------------------------------------------------- the table
+
+def _minigrad_and_torch(case):
+    """(minigrad step, torch step) of the benchmark row a floor belongs to."""
+    import bench_attention
+    import bench_rnn
+    import bench_workloads
+    torch = common.torch_or_none()
+    kind, args = case
+    if kind == "lstm":
+        T, N, D, H = args
+        return bench_rnn._step_fns("LSTM", T, N, D, H)
+    if kind == "mha":
+        B, T = args
+        return tuple(bench_attention._attention_pair(B, T, torch))
+    if kind == "decoding":
+        mine, reference = bench_workloads.decoding_pair(torch, "GRU char LM", "greedy", args[0])
+        return mine, reference
+    raise ValueError(kind)
+
+
+CASES = [
+    ("tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50", ("lstm", (50, 1, 8, 8)), lambda: lstm_floor(50, 1, 8, 8)),
+    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64", ("lstm", (64, 8, 256, 256)), lambda: lstm_floor(64, 8, 256, 256)),
+    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=256", ("lstm", (256, 8, 256, 256)),
+     lambda: lstm_floor(256, 8, 256, 256)),
+    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64: its matmuls only (2-D, one (N, 4H) product a step)",
+     ("lstm", (64, 8, 256, 256)), lambda: _matmuls_only(64, 8, 256, 256)),
+    ("LSTM fwd+bwd, in 128, hidden 256, batch 64, T=50 (a row at ~1x)", ("lstm", (50, 64, 128, 256)),
+     lambda: lstm_floor(50, 64, 128, 256)),
+    ("MultiheadAttention fwd+bwd, batch 8, T=256, d 256, 8 heads", ("mha", (8, 256)), lambda: mha_floor(8, 256, 256, 8)),
+    ("MultiheadAttention fwd+bwd, batch 8, T=1024, d 256, 8 heads", ("mha", (8, 1024)),
+     lambda: mha_floor(8, 1024, 256, 8)),
+    ("MultiheadAttention fwd+bwd, batch 32, T=128, d 256, 8 heads", ("mha", (32, 128)),
+     lambda: mha_floor(32, 128, 256, 8)),
+    ("greedy decoding, GRU char LM hidden 256, batch 1, 300 tokens", ("decoding", (300,)),
+     lambda: gru_decoding_floor(300)),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    args = parser.parse_args()
+    torch = common.torch_or_none()
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    common.CLOCK = time.thread_time
+    with open("/proc/cpuinfo") as f:
+        processor = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
+    print("\n".join(common.machine_description()))
+    print(f"processor: {processor}; load {os.getloadavg()}; one BLAS and torch thread; CPU time of this thread, "
+          "min over interleaved repeats")
+    print()
+    print("| row | NumPy calls per step (floor) | floor | minigrad | torch | floor / torch | minigrad / floor |"
+          " µs per floor call |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, case, make_floor in CASES:
+        floor, calls = make_floor()
+        mine, reference = _minigrad_and_torch(case)
+        fns = [floor, mine] + ([reference] if reference is not None else [])
+        repeat = 3 if args.quick else (5 if "1024" in name or "T=256" in name else 15)
+        times = common.best_times(fns, repeat=repeat)
+        theirs = times[2] if len(times) > 2 else None
+        print(f"| {name} | {calls} | {times[0] * 1e3:.3g} ms | {times[1] * 1e3:.3g} ms | "
+              f"{'-' if theirs is None else f'{theirs * 1e3:.3g} ms'} | "
+              f"{'-' if theirs is None else f'{times[0] / theirs:.2f}x'} | {times[1] / times[0]:.2f}x | "
+              f"{times[0] / calls * 1e6:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    from run import rerun_without_slow_blas_settings
+    rerun_without_slow_blas_settings()
+    main()
