@@ -170,11 +170,11 @@ def test_an_infinite_loop_at_import_is_stopped(tmp_path):
 
 
 def test_checks_do_not_depend_on_their_order(tmp_path):
-    path = submission(tmp_path, "attention", ("dbeta = dy.sum(axis=0)", "dbeta = 0.5 * dy.sum(axis=0)"))
-    forward = by_name(grade(path, "attention", only=["softmax", "layernorm"]))
-    backward = by_name(grade(path, "attention", only=["layernorm", "softmax"]))
+    path = submission(tmp_path, "attention", ("dbias = dy.sum(axis=rows)", "dbias = 0.5 * dy.sum(axis=rows)"))
+    forward = by_name(grade(path, "attention", only=["softmax", "layer_norm"]))
+    backward = by_name(grade(path, "attention", only=["layer_norm", "softmax"]))
     assert forward == backward
-    assert "dbeta is 1/2 times the right gradient" in forward["layernorm"]["message"]
+    assert "dbias is 1/2 times the right gradient" in forward["layer_norm"]["message"]
 
 
 def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
