@@ -17,7 +17,7 @@ LSTM's to 1; at these sizes attention's matmuls over d still matter, so its
 measured exponent lies between 1 and 2.
 
 The T = 128 cases and attention at T = 128 and 1024 also run on the reference tier
-(``minigrad.use_reference_kernels()``: minigrad/functions/attention.py, which stores the
+(the layers built with ``reference=True``: minigrad/functions/attention.py, which stores the
 weights, instead of the blocked attention_fast.py) in "[reference tier]" rows.
 
 Goals (issue 4): both T = 128 cases within 1.5x of PyTorch; attention within 2x at T = 512;
@@ -47,9 +47,9 @@ def _inputs(shape, torch):
     return ours, theirs
 
 
-def _attention_pair(batch, T, torch):
+def _attention_pair(batch, T, torch, reference=False):
     """forward+backward closures of MultiheadAttention for both libraries, the same weights."""
-    ours = nn.MultiheadAttention(D_MODEL, HEADS, batch_first=True)
+    ours = nn.MultiheadAttention(D_MODEL, HEADS, batch_first=True, reference=reference)
     x, tx = _inputs((batch, T, D_MODEL), torch)
     fns = [lambda: ours(x, x, x, need_weights=False)[0].sum().backward()]
     if torch is not None:
@@ -59,9 +59,9 @@ def _attention_pair(batch, T, torch):
     return fns
 
 
-def _encoder_layer_pair(batch, T, torch):
+def _encoder_layer_pair(batch, T, torch, reference=False):
     options = dict(dim_feedforward=FEEDFORWARD, dropout=0.0, batch_first=True)
-    ours = nn.TransformerEncoderLayer(D_MODEL, HEADS, **options)
+    ours = nn.TransformerEncoderLayer(D_MODEL, HEADS, **options, reference=reference)
     x, tx = _inputs((batch, T, D_MODEL), torch)
     fns = [lambda: ours(x).sum().backward()]
     if torch is not None:
@@ -82,17 +82,9 @@ def _lstm_pair(batch, T, torch):
     return fns
 
 
-def on_reference_tier(fn):
-    """fn run with the layers on the reference tier."""
-    def reference_tier():
-        with minigrad.use_reference_kernels():
-            fn()
-    return reference_tier
-
-
-def _tier_row(case, fns, repeat):
+def _tier_row(case, fns, reference_fn, repeat):
     """Time [fast, reference tier, torch] interleaved: the "[reference tier]" row."""
-    times = interleaved_times([fns[0], on_reference_tier(fns[0])] + fns[1:], repeat=repeat)
+    times = interleaved_times([fns[0], reference_fn] + fns[1:], repeat=repeat)
     fast, reference = times[0], times[1]
     return {"case": case + " [reference tier]", "minigrad_s": min(reference),
             "torch_s": min(times[2]) if len(times) > 2 else None,
@@ -140,7 +132,7 @@ def run(quick):
         fns = make(batch, T, torch)
         case = f"{name} fwd+bwd, batch {batch}, T={T}, d={D_MODEL}, {HEADS} heads, ff={FEEDFORWARD}"
         rows.append(_row(case, best_times(fns, repeat=repeat), goal))
-        rows.append(_tier_row(case, fns, repeat))
+        rows.append(_tier_row(case, fns, make(batch, T, None, reference=True)[0], repeat))
         single = _one_blas_thread(fns[0])
         if single is not None:
             rows.append(_row(case + ", minigrad's BLAS on 1 thread", best_times([single] + fns[1:], repeat=repeat),
@@ -156,8 +148,9 @@ def run(quick):
         goal = "goal <= 2x" if T == 512 else ""
         rows.append(_row(f"attention vs T: MultiheadAttention fwd+bwd, batch {batch}, T={T}", times, goal))
         if T in (128, 1024):
+            reference_fn = _attention_pair(batch, T, None, reference=True)[0]
             rows.append(_tier_row(f"attention vs T: MultiheadAttention fwd+bwd, batch {batch}, T={T}",
-                                  fns, max(2, repeat - 2 * (T >= 512))))
+                                  fns, reference_fn, max(2, repeat - 2 * (T >= 512))))
         single = _one_blas_thread(fns[0])
         if single is not None and T in (512, 1024):
             rows.append(_row(f"attention vs T: batch {batch}, T={T}, minigrad's BLAS on 1 thread",

@@ -85,7 +85,7 @@ print("scores :", scores.numpy()[0])
 print("weights:", weights.numpy()[0])
 print("output :", output.numpy()[0], " (the second value is [0, 10, 0])")
 
-same = F.scaled_dot_product_attention(query, keys, values)
+same = F.scaled_dot_product_attention(query, keys, values, reference=True)   # minigrad/functions/attention.py
 print("F.scaled_dot_product_attention gives the same:", same.numpy()[0])
 
 # %% [markdown]
@@ -188,13 +188,13 @@ run.check(max(scaled_max) - min(scaled_max[1:]) < 0.25, "with scaling the weight
 
 # %%
 E, heads, T = 16, 2, 8
-mha = nn.MultiheadAttention(E, heads, batch_first=True).to(run.device)
+mha = nn.MultiheadAttention(E, heads, batch_first=True, reference=True).to(run.device)
 x = minigrad.randn(3, T, E, device=run.device)
 out, head_weights = mha(x, x, x, average_attn_weights=False)                # self-attention, weights per head
 q = F.split_heads(mha.q_proj(x), heads)                                      # (N, H, T, E/H)
 k = F.split_heads(mha.k_proj(x), heads)
 v = F.split_heads(mha.v_proj(x), heads)
-by_hand = mha.out_proj(F.merge_heads(F.scaled_dot_product_attention(q, k, v)))
+by_hand = mha.out_proj(F.merge_heads(F.scaled_dot_product_attention(q, k, v, reference=True)))
 print(f"weights per head {head_weights.shape}; parameters {mha.num_parameters()} = 4 E^2 + 4 E = {4 * E * E + 4 * E}")
 run.check(np.abs(by_hand.numpy() - out.numpy()).max() < 1e-5, "MultiheadAttention = split heads, attend, merge, project")
 
@@ -227,7 +227,7 @@ class Neighbours(nn.Module):
 
     def __init__(self, num_heads):
         super().__init__()
-        self.attention = nn.MultiheadAttention(E, num_heads, batch_first=True)
+        self.attention = nn.MultiheadAttention(E, num_heads, batch_first=True, reference=True)
         self.left = nn.Linear(E, V_sym)
         self.right = nn.Linear(E, V_sym)
 
@@ -298,10 +298,17 @@ run.check(max(left_mass) > 0.5 and max(right_mass) > 0.5 and
 #
 # **Causal.**  A decoder that predicts token t + 1 must not see tokens after t.
 # `masks.causal_mask(T)` is True above the diagonal: query i may attend to
-# keys j <= i.  `masks.combine_masks` ORs them.
+# keys j <= i.  `masks.combine_masks` ORs them.  (These are the masks
+# `nn.MultiheadAttention` and the Transformer layers take, where True means
+# "may NOT attend", as in PyTorch.)
 #
-# Masked scores are set to -inf before the softmax, so their weights are exactly
-# 0.  If *every* key of a query is masked, the softmax would be 0/0; minigrad
+# The attention itself adds a *bias* B to its scores: 0 where a query may
+# attend, -inf where it may not, so those weights are exactly 0 after the
+# softmax (any other value would shift a score: a bias given or learned).
+# `masks.attention_bias` turns a boolean mask into B; `F.scaled_dot_product_attention`
+# takes B as its float `attn_mask`.  (Its *boolean* attn_mask means the
+# opposite of the layers': True = MAY attend, PyTorch's rule for that function.)
+# If *every* key of a query is masked, the softmax would be 0/0; minigrad
 # defines the weights (and the output and its gradient) as 0 there.
 
 # %%
@@ -315,7 +322,9 @@ print("padding mask (True = ignore):\n", pad.numpy().astype(int))
 print("causal mask (True = ignore):\n", causal.numpy().astype(int))
 
 qkv = minigrad.randn(3, 1, 5, 4, device=run.device, requires_grad=True)        # (N, heads, T, d)
-masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, mask=mask, return_weights=True)
+bias = masks.attention_bias(mask, qkv.dtype, "may not attend")                  # 0 / -inf, (N, 1, Tq, Tk)
+masked_out, masked_weights = F.scaled_dot_product_attention(qkv, qkv, qkv, bias, return_weights=True,
+                                                            reference=True)
 masked_out.sum().backward()
 w = masked_weights.numpy()[:, 0]                                                 # (N, Tq, Tk)
 print("weights of the second sequence (padding after 3 tokens, causal):\n", np.round(w[1], 3))

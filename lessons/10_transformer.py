@@ -114,8 +114,8 @@ run.check(near > far, "nearby positions are more alike than distant ones")
 
 # %%
 d, heads, d_ff = 32, 2, 64
-encoder_block = nn.TransformerEncoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True).to(run.device)
-decoder_block = nn.TransformerDecoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True).to(run.device)
+encoder_block = nn.TransformerEncoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True, reference=True).to(run.device)
+decoder_block = nn.TransformerDecoderLayer(d, heads, d_ff, dropout=0.0, batch_first=True, reference=True).to(run.device)
 mha_params, ffn_params, ln_params = 4 * d * d + 4 * d, 2 * d * d_ff + d_ff + d, 2 * d
 blocks = [{"block": "encoder", "parameters": encoder_block.num_parameters(),
            "formula": mha_params + ffn_params + 2 * ln_params},
@@ -182,14 +182,15 @@ def make_transformer(norm_first):
                                                   num_encoder_layers=1, num_decoder_layers=1,
                                                   dim_feedforward=d_ff, dropout=0.0, max_len=64,
                                                   norm_first=norm_first).to(run.device)
+    nn.reference_tier(model)                                     # the reference attention, the one to read
     nn.init.normal_(model.src_embedding.weight, std=d ** -0.5)
     nn.init.normal_(model.tgt_embedding.weight, std=d ** -0.5)
     return model
 
 
 def make_gru():
-    return minigrad.models.Seq2Seq(len(src_vocab), len(tgt_vocab), embedding_dim=32, hidden_size=48,
-                                   attention="dot").to(run.device)
+    return nn.reference_tier(minigrad.models.Seq2Seq(len(src_vocab), len(tgt_vocab), embedding_dim=32,
+                                                     hidden_size=48, attention="dot").to(run.device))
 
 
 def train(make, schedule=True):
@@ -307,8 +308,8 @@ if not run.quick:
 # %%
 lengths = run.size([32, 64, 128], [32, 64, 128, 256, 512])
 width, batch = 64, 8
-block = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True).to(run.device)
-lstm = nn.LSTM(width, width, batch_first=True).to(run.device)
+block = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True, reference=True).to(run.device)
+lstm = nn.LSTM(width, width, batch_first=True, reference=True).to(run.device)
 
 
 def seconds_per_pass(layer, x, repeats):

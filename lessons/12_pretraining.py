@@ -124,6 +124,7 @@ def train_loop(model, loss_of_batch, steps, lr):
 minigrad.manual_seed(run.seed)
 gpt = minigrad.models.CausalLM(V, d_model=d_model, nhead=4, num_layers=layers, dim_feedforward=4 * d_model,
                                dropout=0.0, max_len=256, activation="relu").to(run.device)
+nn.reference_tier(gpt)                                           # the reference attention, the one to read
 
 
 def causal_lm_loss():
@@ -237,7 +238,7 @@ class Encoder(nn.Module):
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=vocab.pad_idx)
         self.positions = nn.LearnedPositionalEmbedding(max_len, d_model, batch_first=True)
         block = nn.TransformerEncoderLayer(d_model, 4, 4 * d_model, dropout=0.0, activation="relu",
-                                           batch_first=True, norm_first=True)
+                                           batch_first=True, norm_first=True, reference=True)
         self.blocks = nn.TransformerEncoder(block, num_layers, nn.LayerNorm(d_model))
 
     def forward(self, ids, padding=None):                    # padding (N, T) True at <pad>

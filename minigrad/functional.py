@@ -11,7 +11,7 @@ from . import backend
 from .torch_compat.arguments import array_of
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
-from .masks import causal_mask, combine_masks
+from .masks import attention_bias, causal_mask
 from .torch_compat.promotion import same_dtype
 from .tensor import Tensor
 
@@ -191,27 +191,23 @@ def _torch_only_arguments(name, **arguments):
 
 # ------------------------------------------------------------------ attention
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
-                                 scale=None, enable_gqa=False, mask=None, return_weights=False, reference=False):
-    """softmax(Q K^T * scale + bias) V over any leading (batch, head) dimensions, as PyTorch's.
+                                 scale=None, enable_gqa=False, return_weights=False, reference=False):
+    """softmax(Q K^T * scale + B) V over any leading (batch, head) dimensions, as PyTorch's.
 
     query (..., Tq, Dk), key (..., Tk, Dk), value (..., Tk, Dv) -> (..., Tq, Dv)
-    attn_mask:  PyTorch's meaning: bool, True = MAY attend; or float, added to the scores.
-                Broadcastable to (..., Tq, Tk).
+    attn_mask:  PyTorch's meaning: bool, True = MAY attend; or float, the bias B added to
+                the scores (-inf = may not attend).  Broadcastable to (..., Tq, Tk).
     dropout_p:  dropout on the attention weights (pass 0.0 when not training)
     is_causal:  query i attends to keys j <= i only (not together with attn_mask, as in PyTorch)
     scale:      default 1 / sqrt(Dk)
     enable_gqa: key and value have fewer heads (dim -3) than query, each shared by a group of query heads
     minigrad's own keyword-only arguments:
-    mask:       bool, True = may NOT attend (minigrad's convention, minigrad/masks.py); instead of attn_mask
     return_weights: also return the weights (..., Tq, Tk) (before dropout)
-    reference:  run the reference tier (functions/attention.py) instead of the fast one
+    reference:  run the reference tier (minigrad/functions/attention.py, the one to read)
 
     A query whose keys are all masked out gets a zero output and zero gradients
     (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
     """
-    if attn_mask is not None and mask is not None:
-        raise ValueError("scaled_dot_product_attention: give attn_mask (PyTorch's: True = may attend, or a "
-                         "float added to the scores) or mask (minigrad's: True = may not attend), not both")
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
                            "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
@@ -221,41 +217,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if enable_gqa:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], dim=-3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], dim=-3)
-    bias = None
-    if attn_mask is not None:
-        allowed = array_of(attn_mask)
-        if allowed.dtype.kind == "b":
-            mask = ~allowed                                       # PyTorch's True = attend -> blocked
-        elif isinstance(attn_mask, Tensor) and attn_mask.requires_grad or not _only_zero_or_minus_inf(allowed):
-            bias = attn_mask                                      # a float mask with values to add
-        else:
-            mask = allowed == -math.inf                           # 0 / -inf: the same as a boolean mask
-    if key.shape[-2] == 0 or bias is not None:
-        return _attention_composed(query, key, value, bias, dropout_p, scale, return_weights)
+    bias = None                                   # the mask as minigrad's one form: B added to the scores
     if is_causal:
-        mask = combine_masks(mask, causal_mask(query.shape[-2], key.shape[-2], device=query.device))
-    attention = fn.ScaledDotProductAttention if reference else fn.FastScaledDotProductAttention   # the tier
-    return attention.apply(query, key, value, array_of(mask), float(dropout_p), float(scale), bool(return_weights))
-
-
-def _only_zero_or_minus_inf(array):
-    return bool(((array == 0) | (array == -math.inf)).all())
-
-
-def _attention_composed(query, key, value, bias, dropout_p, scale, return_weights):
-    """Attention from primitives, for a float ``bias`` added to the scores (and for Tk = 0)."""
-    scores = (query @ key.transpose(-2, -1)) * scale                 # (..., Tq, Tk)
-    if key.shape[-2] == 0:
-        weights = scores                                              # no keys: empty weights, zero output
-    else:
-        if bias is not None:
-            scores = scores + bias
-        xp = backend.array_module(scores._data)
-        blocked = xp.isneginf(scores._data).all(axis=-1, keepdims=True)   # rows with no key left
-        weights = scores.masked_fill(blocked, 0.0).softmax(-1).masked_fill(blocked, 0.0)
-    dropped = dropout(weights, dropout_p) if dropout_p > 0.0 else weights
-    out = dropped @ value                                             # (..., Tq, Dv)
-    return (out, weights) if return_weights else out
+        blocked = causal_mask(query.shape[-2], key.shape[-2], device=query.device)
+        bias = attention_bias(blocked, query.dtype, "may not attend")
+    elif attn_mask is not None:
+        bias = attention_bias(attn_mask, query.dtype, "may attend",               # PyTorch's bool: True = attend
+                              "scaled_dot_product_attention: attn_mask")
+    # The tier: the reference (functions/attention.py) holds whole (Tq, Tk) matrices and is the one
+    # to read; the fast one (attention_fast.py) works in blocks, with the same numbers (tests/test_tiers.py).
+    # No keys (Tk = 0) leaves no blocks: the reference.
+    attention = fn.ScaledDotProductAttention if reference or key.shape[-2] == 0 else fn.FastScaledDotProductAttention
+    return attention.apply(query, key, value, bias, float(dropout_p), float(scale), bool(return_weights))
 
 
 def split_heads(x, heads):

@@ -10,7 +10,7 @@ import minigrad
 from minigrad import nn
 from minigrad import functional as F
 from minigrad.functional import merge_heads, split_heads
-from minigrad.masks import causal_mask, combine_masks, key_padding_to_4d, padding_mask
+from minigrad.masks import attention_bias, causal_mask, combine_masks, key_padding_to_4d, padding_mask
 from minigrad.functions import attention_fast
 from minigrad.functions.attention import ScaledDotProductAttention
 from minigrad.functions.attention_fast import FastScaledDotProductAttention
@@ -26,50 +26,77 @@ def bool_tensor(array, device):
     return minigrad.tensor(numpy.asarray(array, dtype=bool), device=device)
 
 
-def composed_attention(q, k, v, mask=None):
-    """The same attention from primitives: matmul, masked_fill, softmax, matmul."""
+def composed_attention(q, k, v, attn_mask=None):
+    """The same attention from primitives: matmul, masked_fill (bool: True = may attend) or + (float), softmax."""
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
-    if mask is not None:
-        scores = scores.masked_fill(mask, -1e30)
+    if attn_mask is not None and attn_mask.dtype == minigrad.bool_:
+        scores = scores.masked_fill(~attn_mask, -1e30)
+    elif attn_mask is not None:
+        scores = scores + attn_mask
     return scores.softmax(-1) @ v
 
 
+MASK_KINDS = ["none", "padding", "causal", "padding+causal", "per-head", "float", "float 0/-inf padding+causal"]
+
+
 def mask_kinds(n, tq, tk, device):
-    """Every kind of mask the attention accepts, by name."""
+    """Every kind of attn_mask the attention accepts, by name, in F.scaled_dot_product_attention's
+    (PyTorch's) meaning: bool True = may attend, or float added to the scores.  The helpers build
+    masks with the layers' meaning (True = may NOT attend): ``~`` turns them over."""
     pad = numpy.zeros((n, tk), dtype=bool)
     pad[0, tk - 2:] = True
-    heads = numpy.random.default_rng(1).random((n, 2, tq, tk)) < 0.3
+    rng = numpy.random.default_rng(1)
+    heads = rng.random((n, 2, tq, tk)) < 0.3
     heads[..., 0] = False                                       # every query keeps one key
+    padding, causal = key_padding_to_4d(bool_tensor(pad, device)), causal_mask(tq, tk, device=device)
     return {
         "none": None,
-        "padding": key_padding_to_4d(bool_tensor(pad, device)),
-        "causal": causal_mask(tq, tk, device=device),
-        "padding+causal": combine_masks(key_padding_to_4d(bool_tensor(pad, device)), causal_mask(tq, tk, device=device)),
-        "per-head": bool_tensor(heads, device),
+        "padding": ~padding,
+        "causal": ~causal,
+        "padding+causal": ~combine_masks(padding, causal),
+        "per-head": bool_tensor(~heads, device),
+        "float": minigrad.tensor(rng.standard_normal((n, 1, tq, tk)), dtype=minigrad.float64, device=device),
+        "float 0/-inf padding+causal": attention_bias(combine_masks(padding, causal), minigrad.float64,
+                                                      "may not attend"),
     }
 
 
 # ----------------------------------------------------------------------------- scaled dot-product attention
 
-@pytest.mark.parametrize("kind", ["none", "padding", "causal", "padding+causal", "per-head"])
-def test_sdpa_gradcheck_every_mask(device, kind):
+@pytest.mark.parametrize("kind", MASK_KINDS)
+def test_sdpa_gradcheck_every_mask(device, kind, tier):
     q, k, v = randn(2, 2, 3, 4, device=device), randn(2, 2, 5, 4, device=device), randn(2, 2, 5, 3, device=device)
     mask = mask_kinds(2, 3, 5, device)[kind]
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, reference=(tier == "reference")),
+              (q, k, v))
 
 
-def test_sdpa_gradcheck_weights_dropout_scale_and_broadcast(device):
+@pytest.mark.parametrize("shape", [(3, 5), (2, 1, 3, 5), (2, 2, 3, 5)])
+def test_sdpa_gradcheck_of_a_learned_bias(device, shape, tier, monkeypatch):
+    """dB = dS on both tiers, summed over B's broadcast copies; the fast tier in blocks of query rows too."""
+    monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", 7)
+    q, k, v = randn(2, 2, 3, 4, device=device), randn(2, 2, 5, 4, device=device), randn(2, 2, 5, 3, device=device)
+    bias = randn(*shape, device=device)
+    gradcheck(lambda q, k, v, b: F.scaled_dot_product_attention(q, k, v, b, 0.0, return_weights=True,
+                                                                reference=(tier == "reference")), (q, k, v, bias))
+    unbatched_q, unbatched_bias = randn(3, 4, device=device), randn(3, 3, device=device)
+    gradcheck(lambda q, b: F.scaled_dot_product_attention(q, q, q, b, reference=(tier == "reference")),
+              (unbatched_q, unbatched_bias))
+
+
+def test_sdpa_gradcheck_weights_dropout_scale_and_broadcast(device, tier):
     q, k, v = randn(2, 3, 4, device=device), randn(1, 4, 4, device=device), randn(4, 2, device=device)
-    mask = causal_mask(3, 4, device=device)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=0.3, scale=0.7,
-                                                             return_weights=True), (q, k, v))
+    mask = ~causal_mask(3, 4, device=device)
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.3, scale=0.7,
+                                                             return_weights=True, reference=(tier == "reference")),
+              (q, k, v))
 
 
-@pytest.mark.parametrize("kind", ["none", "padding+causal", "per-head"])
-def test_sdpa_equals_composition_from_primitives(device, kind):
+@pytest.mark.parametrize("kind", ["none", "padding+causal", "per-head", "float"])
+def test_sdpa_equals_composition_from_primitives(device, kind, tier):
     q, k, v = randn(2, 2, 3, 4, device=device), randn(2, 2, 5, 4, device=device), randn(2, 2, 5, 3, device=device)
     mask = mask_kinds(2, 3, 5, device)[kind]
-    out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True)
+    out, weights = F.scaled_dot_product_attention(q, k, v, mask, return_weights=True, reference=(tier == "reference"))
     grad = randn(*out.shape, device=device, requires_grad=False)
     out.backward(grad)
     fused = [t.grad.copy() for t in (q, k, v)]
@@ -92,27 +119,28 @@ def test_sdpa_in_small_blocks_equals_one_block(device, block, monkeypatch):
     for size in (10 ** 6, block):
         monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", size)
         minigrad.manual_seed(0)                                 # the same dropout mask both times
-        out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=0.2, return_weights=True)
+        out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=0.2, return_weights=True)
         (out * grad).sum().backward()
         results.append([out.numpy(), weights.numpy()] + [minigrad.tensor(t.grad).numpy() for t in (q, k, v)])
         for t in (q, k, v):
             t.grad = None
     for a, b in zip(*results):
         assert numpy.allclose(a, b, atol=1e-12)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask, return_weights=True), (q, k, v))
 
 
-def test_sdpa_fully_masked_row_gives_zeros_not_nan(device):
+def test_sdpa_fully_masked_row_gives_zeros_not_nan(device, tier):
     q, k, v = randn(2, 3, 4, device=device), randn(2, 5, 4, device=device), randn(2, 5, 3, device=device)
-    mask = numpy.zeros((2, 3, 5), dtype=bool)
-    mask[0, 1, :] = True                                        # query 1 of example 0 sees nothing
-    out, weights = F.scaled_dot_product_attention(q, k, v, mask=bool_tensor(mask, device), return_weights=True)
+    allowed = numpy.ones((2, 3, 5), dtype=bool)
+    allowed[0, 1, :] = False                                    # query 1 of example 0 sees nothing
+    options = dict(attn_mask=bool_tensor(allowed, device), reference=(tier == "reference"))
+    out, weights = F.scaled_dot_product_attention(q, k, v, return_weights=True, **options)
     (out.sum() + weights.sum()).backward()
     assert numpy.all(out.numpy()[0, 1] == 0) and numpy.all(weights.numpy()[0, 1] == 0)
     assert numpy.all(minigrad.tensor(q.grad).numpy()[0, 1] == 0)
     for t in (q, k, v):
         assert numpy.isfinite(minigrad.tensor(t.grad).numpy()).all()
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=bool_tensor(mask, device)), (q, k, v))
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **options), (q, k, v))
 
 
 def test_sdpa_keeps_float32(device):
@@ -146,10 +174,10 @@ def test_gradcheck_rejects_a_broken_attention_backward():
        dk=st.integers(1, 4), causal=st.booleans())
 def test_sdpa_matches_composition_over_shapes(batch, heads, tq, tk, dk, causal):
     q, k, v = randn(batch, heads, tq, dk), randn(batch, heads, tk, dk), randn(batch, heads, tk, 2)
-    mask = causal_mask(tq, tk) if causal else None                   # every query sees key 0
-    out = F.scaled_dot_product_attention(q, k, v, mask=mask)
+    mask = ~causal_mask(tq, tk) if causal else None                  # every query sees key 0
+    out = F.scaled_dot_product_attention(q, k, v, mask)
     assert numpy.allclose(out.numpy(), composed_attention(q, k, v, mask).numpy(), atol=1e-12)
-    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask), (q, k, v), fast_mode=True)
+    gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask), (q, k, v), fast_mode=True)
 
 
 def test_sdpa_bad_inputs_name_the_shapes():
@@ -157,9 +185,9 @@ def test_sdpa_bad_inputs_name_the_shapes():
     with pytest.raises(ValueError, match=r"\(2, 5, 4\).*\(2, 6, 4\)"):
         F.scaled_dot_product_attention(q, k, v)
     with pytest.raises(TypeError, match="boolean"):
-        F.scaled_dot_product_attention(q, k, k, mask=minigrad.zeros(3, 5))
+        F.scaled_dot_product_attention(q, k, k, attn_mask=minigrad.zeros(3, 5, dtype=minigrad.int64))
     with pytest.raises(ValueError, match=r"\(3, 4\).*\(2, 3, 5\)"):
-        F.scaled_dot_product_attention(q, k, k, mask=minigrad.zeros(3, 4, dtype=minigrad.bool_))
+        F.scaled_dot_product_attention(q, k, k, attn_mask=minigrad.zeros(3, 4, dtype=minigrad.bool_))
     with pytest.raises(ValueError, match="d_k"):
         F.scaled_dot_product_attention(q, randn(2, 5, 3), k)
 

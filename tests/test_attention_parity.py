@@ -33,14 +33,15 @@ def test_gelu_matches_torch(device):
     assert close(my, ty) and close(mx.grad, tx.grad)
 
 
-def test_sdpa_matches_torch_with_inverted_bool_mask(device, tier):
+def test_sdpa_matches_torch_with_a_bool_mask(device, tier):
     rng = numpy.random.default_rng(0)
     (tq, mq), (tk, mk), (tv, mv) = (pair(rng.standard_normal(s), device) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)))
     mask = rng.random((2, 1, 4, 6)) < 0.4
     mask[..., 0] = False
     # PyTorch's F.scaled_dot_product_attention takes True = DOES attend; its MultiheadAttention, True = does not
     theirs = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=torch.tensor(~mask), scale=0.3)
-    ours = F.scaled_dot_product_attention(mq, mk, mv, mask=minigrad.tensor(mask, device=device), scale=0.3)
+    ours = F.scaled_dot_product_attention(mq, mk, mv, attn_mask=minigrad.tensor(~mask, device=device), scale=0.3,
+                                          reference=(tier == "reference"))
     g = rng.standard_normal(theirs.shape)
     theirs.backward(torch.tensor(g))
     ours.backward(minigrad.tensor(g, device=device))
@@ -49,12 +50,13 @@ def test_sdpa_matches_torch_with_inverted_bool_mask(device, tier):
         assert close(m.grad, t.grad)
 
 
-def run_mha(kdim=None, batch_first=False, masks=True, average=False, cross=True, seed=0):
+def run_mha(tier, kdim=None, batch_first=False, masks=True, average=False, cross=True, seed=0):
     rng = numpy.random.default_rng(seed)
     e, heads, n, t, s = 6, 3, 3, 4, 5
     torch.manual_seed(seed)
     theirs = torch.nn.MultiheadAttention(e, heads, kdim=kdim, vdim=kdim, batch_first=batch_first).double()
-    ours = nn.MultiheadAttention(e, heads, kdim=kdim, vdim=kdim, batch_first=batch_first).double()
+    ours = nn.MultiheadAttention(e, heads, kdim=kdim, vdim=kdim, batch_first=batch_first,
+                                 reference=(tier == "reference")).double()
     ours.load_state_dict(nn.from_torch_state_dict(theirs.state_dict()))
     shape = (lambda length, d: (n, length, d)) if batch_first else (lambda length, d: (length, n, d))
     s = s if cross else t
@@ -88,15 +90,15 @@ def run_mha(kdim=None, batch_first=False, masks=True, average=False, cross=True,
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("cross", [False, True])
 def test_mha_matches_torch_per_head_weights(batch_first, cross, tier):
-    run_mha(batch_first=batch_first, cross=cross)
+    run_mha(tier, batch_first=batch_first, cross=cross)
 
 
 def test_mha_matches_torch_averaged_weights_no_masks(tier):
-    run_mha(masks=False, average=True)
+    run_mha(tier, masks=False, average=True)
 
 
 def test_mha_matches_torch_with_kdim_vdim(tier):
-    run_mha(kdim=4, batch_first=True)
+    run_mha(tier, kdim=4, batch_first=True)
 
 
 def test_weights_convert_back_to_torch():

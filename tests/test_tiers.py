@@ -209,22 +209,25 @@ def test_layers_equal_for_every_option(kind, layers, bidirectional, batch_first,
 def _attention(q_shape, k_shape, v_shape, mask, dropout_p, return_weights, device="cpu"):
     def run(reference):
         q, k, v = (minigrad.randn(*s, dtype=f64, device=device, requires_grad=True) for s in (q_shape, k_shape, v_shape))
-        m = None if mask is None else minigrad.tensor(mask, device=device)
-        result = F.scaled_dot_product_attention(q, k, v, mask=m, dropout_p=dropout_p, return_weights=return_weights,
+        learned = mask is not None and mask.dtype.kind == "f"              # a float mask: a bias, learned
+        m = None if mask is None else minigrad.tensor(mask, device=device, requires_grad=learned)
+        result = F.scaled_dot_product_attention(q, k, v, m, dropout_p, return_weights=return_weights,
                                                 reference=reference)
         results = result if return_weights else (result,)
         upstream = [minigrad.randn(*r.shape, dtype=f64, device=device) for r in results]
         sum((r * u).sum() for r, u in zip(results, upstream)).backward()
-        return list(results) + [q.grad, k.grad, v.grad]
+        return list(results) + [q.grad, k.grad, v.grad] + ([m.grad] if learned else [])
     return run
 
 
 def _masks():
+    """attn_mask values (True = may attend, float = added), as F.scaled_dot_product_attention takes them."""
     rng = numpy.random.default_rng(3)
-    random = rng.random((2, 1, 4, 6)) < 0.4
-    random[0, 0, 2, :] = True                                 # a query that sees no key
-    causal = numpy.triu(numpy.ones((4, 6), dtype=bool), k=1)
-    return {"none": None, "random (N, 1, Tq, Tk)": random, "causal (Tq, Tk)": causal}
+    random = rng.random((2, 1, 4, 6)) < 0.6
+    random[0, 0, 2, :] = False                                # a query that sees no key
+    causal = numpy.tril(numpy.ones((4, 6), dtype=bool))
+    bias = numpy.where(random, rng.standard_normal((2, 1, 4, 6)), -numpy.inf)
+    return {"none": None, "random (N, 1, Tq, Tk)": random, "causal (Tq, Tk)": causal, "float (N, 1, Tq, Tk)": bias}
 
 
 @pytest.mark.parametrize("mask_name", list(_masks()))
@@ -256,15 +259,10 @@ def test_attention_equal_in_small_blocks(monkeypatch):
     _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, 0.2, True)))
 
 
-def test_transformer_encoder_layer_equal(monkeypatch):
-    import functools
-    from minigrad.nn import multihead_attention
-
+def test_transformer_encoder_layer_equal():
     def run(reference):
-        # the layer's tier: until nn.MultiheadAttention takes reference= (the attention branch of issue 19)
-        monkeypatch.setattr(multihead_attention, "scaled_dot_product_attention",
-                            functools.partial(F.scaled_dot_product_attention, reference=reference))
-        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).to(dtype=f64)
+        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True,
+                                           reference=reference).to(dtype=f64)
         x = minigrad.randn(2, 5, 8, dtype=f64, requires_grad=True)
         out = layer(x, src_mask=minigrad.masks.causal_mask(5))
         (out * minigrad.randn(*out.shape, dtype=f64)).sum().backward()

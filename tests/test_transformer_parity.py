@@ -18,14 +18,25 @@ def pair(array):
     return torch.tensor(array, requires_grad=True), minigrad.tensor(array, dtype=minigrad.float64, requires_grad=True)
 
 
-def masks():
-    """(PyTorch, minigrad) keyword pairs: a causal target mask and source padding."""
+def masks(kind="bool"):
+    """Source padding (N, S), target padding (N, T) and a causal target mask (T, T), in the layers'
+    (PyTorch's) meaning: bool True = may NOT attend; or ``kind="float"``: -inf there, 0 elsewhere,
+    plus a float bias on the causal mask (added to the scores)."""
     pad = numpy.zeros((N, S), dtype=bool)
     pad[1, 3:] = True
     tgt_pad = numpy.zeros((N, T), dtype=bool)
     tgt_pad[2, 3:] = True
     causal = numpy.triu(numpy.ones((T, T), dtype=bool), 1)
+    if kind == "float":
+        pad, tgt_pad, causal = (numpy.where(m, -numpy.inf, 0.0) for m in (pad, tgt_pad, causal))
+        causal = causal + numpy.random.default_rng(7).standard_normal((T, T))
     return pad, tgt_pad, causal
+
+
+def causal_mask(size, kind):
+    """A causal (size, size) mask of ``kind``, as in ``masks``."""
+    blocked = numpy.triu(numpy.ones((size, size), dtype=bool), 1)
+    return blocked if kind == "bool" else numpy.where(blocked, -numpy.inf, 0.0)
 
 
 def compare(theirs, ours, their_inputs, our_inputs, their_kwargs, our_kwargs, seed=0):
@@ -51,13 +62,14 @@ def layer_options(norm_first, activation, batch_first):
 GRID = [(nf, act, bf) for nf in (False, True) for act in ("relu", "gelu") for bf in (False, True)]
 
 
+@pytest.mark.parametrize("kind", ["bool", "float"])
 @pytest.mark.parametrize("norm_first, activation, batch_first", GRID)
-def test_encoder_layer_matches_torch(norm_first, activation, batch_first, tier):
+def test_encoder_layer_matches_torch(norm_first, activation, batch_first, kind, tier):
     options = layer_options(norm_first, activation, batch_first)
     theirs = torch.nn.TransformerEncoderLayer(D, HEADS, **options).double()
-    ours = nn.TransformerEncoderLayer(D, HEADS, **options).double()
-    pad, _, _ = masks()
-    causal = numpy.triu(numpy.ones((S, S), dtype=bool), 1)
+    ours = nn.TransformerEncoderLayer(D, HEADS, **options, reference=(tier == "reference")).double()
+    pad, _, _ = masks(kind)
+    causal = causal_mask(S, kind)
     x = numpy.random.default_rng(1).standard_normal((N, S, D) if batch_first else (S, N, D))
     tx, mx = pair(x)
     compare(theirs, ours, (tx,), (mx,),
@@ -65,12 +77,13 @@ def test_encoder_layer_matches_torch(norm_first, activation, batch_first, tier):
             dict(src_mask=minigrad.tensor(causal), src_key_padding_mask=minigrad.tensor(pad)))
 
 
+@pytest.mark.parametrize("kind", ["bool", "float"])
 @pytest.mark.parametrize("norm_first, activation, batch_first", GRID)
-def test_decoder_layer_matches_torch(norm_first, activation, batch_first, tier):
+def test_decoder_layer_matches_torch(norm_first, activation, batch_first, kind, tier):
     options = layer_options(norm_first, activation, batch_first)
     theirs = torch.nn.TransformerDecoderLayer(D, HEADS, **options).double()
-    ours = nn.TransformerDecoderLayer(D, HEADS, **options).double()
-    pad, tgt_pad, causal = masks()
+    ours = nn.TransformerDecoderLayer(D, HEADS, **options, reference=(tier == "reference")).double()
+    pad, tgt_pad, causal = masks(kind)
     rng = numpy.random.default_rng(2)
     tgt = rng.standard_normal((N, T, D) if batch_first else (T, N, D))
     memory = rng.standard_normal((N, S, D) if batch_first else (S, N, D))
@@ -88,7 +101,7 @@ def test_transformer_matches_torch(norm_first, tier):
                    dropout=0.0, activation="gelu", norm_first=norm_first)
     torch.manual_seed(0)
     theirs = torch.nn.Transformer(**options).double()
-    ours = nn.Transformer(**options).double()
+    ours = nn.Transformer(**options, reference=(tier == "reference")).double()
     pad, tgt_pad, causal = masks()
     rng = numpy.random.default_rng(3)
     (ts, ms), (tt, mt) = pair(rng.standard_normal((S, N, D))), pair(rng.standard_normal((T, N, D)))
@@ -103,7 +116,8 @@ def test_encoder_stack_with_final_norm_matches_torch(tier):
     options = layer_options(True, "relu", True)
     theirs = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(D, HEADS, **options), 3,
                                          norm=torch.nn.LayerNorm(D), enable_nested_tensor=False).double()
-    ours = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, HEADS, **options), 3, norm=nn.LayerNorm(D)).double()
+    ours = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, HEADS, **options), 3, norm=nn.LayerNorm(D),
+                                 reference=(tier == "reference")).double()
     pad, _, _ = masks()
     tx, mx = pair(numpy.random.default_rng(4).standard_normal((N, S, D)))
     compare(theirs, ours, (tx,), (mx,), dict(src_key_padding_mask=torch.tensor(pad)),

@@ -1,10 +1,10 @@
 """Scaled dot-product attention as one Function, with its backward written out.
 
 This is the REFERENCE tier: every matrix below is computed whole and the
-weights P are stored for the backward.
+weights P are stored for the backward.  (P is computed in S's array and dS in
+dP's: a fresh (..., Tq, Tk) matrix costs more to allocate than to fill.)
 
-    S = Q K^T * scale              scores              (..., Tq, Tk)
-    S[mask] = -inf                 True = may NOT attend (minigrad's convention)
+    S = Q K^T * scale + B          scores              (..., Tq, Tk)
     P = softmax(S) over keys       attention weights   (..., Tq, Tk)
     D = P * keep / (1 - p)         dropout on the weights (D = P when p = 0)
     O = D V                        output              (..., Tq, Dv)
@@ -14,11 +14,19 @@ Backward, given dO = dL/dO (and dL/dP when the weights are returned):
     dV = D^T dO
     dP = (dO V^T) * keep / (1 - p)
     dS = P * (dP - rowsum(dP * P))            softmax backward, row by row
-    dQ = dS K * scale,     dK = dS^T Q * scale
+    dQ = dS K * scale,     dK = dS^T Q * scale,     dB = dS
 
-A query whose keys are all masked gets P = 0: a zero output and zero gradients.
-Leading (batch, head) dimensions broadcast; the gradient of an input that was
-broadcast is summed over its copies.
+The mask is the bias B, broadcastable to (..., Tq, Tk): minigrad's one mask
+convention.  A blocked key has B = -inf (so P = 0 there), a free one B = 0;
+any other value is a bias learned or given (relative positions, ALiBi), and
+gets its gradient dB.  A float has no polarity to get wrong, and masks combine
+by adding them.  The boolean masks of PyTorch's arguments are turned into B
+where they enter (minigrad/masks.py, ``attention_bias``).
+
+A query whose keys are all masked gets P = 0: a zero output and zero gradients;
+with no keys at all (Tk = 0) the output is zeros.  Leading (batch, head)
+dimensions broadcast; the gradient of an input that was broadcast is summed
+over its copies.
 
 The fast tier, ``attention_fast.py``, never holds a whole (..., Tq, Tk) matrix
 (it works in blocks and recomputes P in the backward); tests prove the two equal.
@@ -27,7 +35,7 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 
 
-def check_attention_inputs(q, k, v, mask, dropout_p):
+def check_attention_inputs(q, k, v, bias, dropout_p):
     """Raise a clear error for inputs that do not fit together (shapes named); return the scores' shape."""
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
@@ -54,50 +62,55 @@ def check_attention_inputs(q, k, v, mask, dropout_p):
             f"k {tuple(k.shape)} and v {tuple(v.shape)} do not broadcast"
         ) from None
     scores_shape = tuple(batch) + (q.shape[-2], k.shape[-2])
-    if mask is not None:
-        if getattr(mask, "dtype", None) is None or mask.dtype.kind != "b":
+    if bias is not None:
+        if bias.dtype != q.dtype:
             raise TypeError(
-                f"scaled_dot_product_attention: the mask must be boolean (True = may not attend), "
-                f"got dtype {getattr(mask, 'dtype', type(mask).__name__)}; build one with "
-                "minigrad.masks.causal_mask / padding_mask, or compare: ids == pad_idx"
+                f"scaled_dot_product_attention: the mask, a bias added to the scores, must have the "
+                f"queries' dtype {q.dtype}, got {bias.dtype}; build it with minigrad.masks.attention_bias"
             )
         try:
-            fits = backend.broadcast_shape(mask.shape, scores_shape) == scores_shape
+            fits = backend.broadcast_shape(bias.shape, scores_shape) == scores_shape
         except ValueError:
             fits = False
         if not fits:
             raise ValueError(
-                f"scaled_dot_product_attention: mask of shape {tuple(mask.shape)} does not broadcast "
+                f"scaled_dot_product_attention: mask of shape {tuple(bias.shape)} does not broadcast "
                 f"to the scores' shape {scores_shape} (..., Tq, Tk) of q {tuple(q.shape)} and k {tuple(k.shape)}"
             )
     return scores_shape
 
 
 def softmax_over_keys(xp, scores):
-    """P = softmax(S) along the last axis; a row whose scores are all -inf gives zeros."""
+    """P = softmax(S) along the last axis, computed in the array ``scores`` (overwritten: each
+    new (..., Tq, Tk) matrix costs more to allocate than to fill).  A row whose scores are
+    all -inf gives zeros; no keys give an empty P."""
+    if scores.shape[-1] == 0:
+        return scores
     row_max = scores.max(axis=-1, keepdims=True)
     row_max = xp.where(row_max == -xp.inf, 0, row_max)          # all keys masked: exp(-inf) = 0 below
-    e = xp.exp(scores - row_max)
+    scores -= row_max                                           # in place, as the docstring says
+    e = xp.exp(scores, out=scores)
     total = e.sum(axis=-1, keepdims=True)
-    return e * (1 / xp.where(total == 0, 1, total))
+    e *= 1 / xp.where(total == 0, 1, total)
+    return e
 
 
 class ScaledDotProductAttention(Function):
-    """O = softmax(Q K^T * scale, masked) V, with dropout on the weights; see the module docstring.
+    """O = softmax(Q K^T * scale + B) V, with dropout on the weights; see the module docstring.
 
-    forward(q, k, v, mask, dropout_p, scale, return_weights)
-    q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); mask bool broadcastable to
-    (..., Tq, Tk) (True = may not attend) or None.  Returns O (..., Tq, Dv), and
+    forward(q, k, v, bias, dropout_p, scale, return_weights)
+    q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); bias B of q's dtype broadcastable
+    to (..., Tq, Tk) (-inf = may not attend) or None.  Returns O (..., Tq, Dv), and
     also the weights P (..., Tq, Tk) (before dropout) when ``return_weights``.
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, mask, dropout_p, scale, return_weights):
-        scores_shape = check_attention_inputs(q, k, v, mask, dropout_p)
-        xp = backend.array_module(q, k, v, mask)
-        scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # S = Q K^T scale  (..., Tq, Tk)
-        if mask is not None:
-            scores = xp.where(mask, -xp.inf, scores)
+    def forward(ctx, q, k, v, bias, dropout_p, scale, return_weights):
+        scores_shape = check_attention_inputs(q, k, v, bias, dropout_p)
+        xp = backend.array_module(q, k, v, bias)
+        scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # Q K^T scale  (..., Tq, Tk)
+        if bias is not None:
+            scores = scores + bias                                  # S = Q K^T scale + B
         weights = softmax_over_keys(xp, scores)                     # P
         keep = None
         dropped = weights
@@ -106,6 +119,7 @@ class ScaledDotProductAttention(Function):
             dropped = weights * keep / (1.0 - dropout_p)            # D
         out = dropped @ v                                           # O = D V
         ctx.save_for_backward(q, k, v, weights, dropped, keep)
+        ctx.bias_shape = None if bias is None else bias.shape
         ctx.scale, ctx.dropout_p = scale, dropout_p
         return (out, weights) if return_weights else out
 
@@ -119,11 +133,16 @@ class ScaledDotProductAttention(Function):
             dp = dp * keep / (1.0 - ctx.dropout_p)                  # dL/dP = dL/dD keep / (1 - p)
         if dweights is not None:                                    # the weights were an output too
             dp = dp + dweights
-        ds = weights * (dp - (dp * weights).sum(axis=-1, keepdims=True))   # softmax backward
+        # dS = P * (dP - rowsum(dP * P)), the softmax backward, in dP's array (a fresh one here):
+        # a new (..., Tq, Tk) matrix costs more to allocate than to fill
+        ds = dp
+        ds -= xp.einsum("...qk,...qk->...q", dp, weights)[..., None]     # rowsum(dP * P), no (Tq, Tk) temporary
+        ds *= weights
         dq = (ds @ k) * ctx.scale                                   # dQ = dS K scale
         dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale              # dK = dS^T Q scale
         needs = ctx.needs_input_grad                                # sum over broadcast copies:
         return (unbroadcast(dq, q.shape) if needs[0] else None,
                 unbroadcast(dk, k.shape) if needs[1] else None,
                 unbroadcast(dv, v.shape) if needs[2] else None,
-                None, None, None, None)
+                unbroadcast(ds, ctx.bias_shape) if needs[3] else None,   # dB = dS
+                None, None, None)

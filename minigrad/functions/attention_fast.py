@@ -5,9 +5,9 @@ The same Function interface and the same numbers as the reference
 weights, broadcast and unbatched inputs); the layers run this one.  The
 equations are the reference's:
 
-    S = Q K^T * scale,  S[mask] = -inf,  P = softmax(S),  D = P * keep / (1 - p),  O = D V
+    S = Q K^T * scale + B,  P = softmax(S),  D = P * keep / (1 - p),  O = D V
     dV = D^T dO,  dP = (dO V^T) * keep / (1 - p),  dS = P * (dP - rowsum(dP * P)),
-    dQ = dS K * scale,  dK = dS^T Q * scale
+    dQ = dS K * scale,  dK = dS^T Q * scale,  dB = dS
 
 What this tier changes, block by block (the reference's lines in brackets):
 
@@ -30,13 +30,23 @@ What this tier changes, block by block (the reference's lines in brackets):
   4. Q * scale and K^T made contiguous once, shared by the forward and the
      backward's recomputation (K^T and V^T as strided views instead: +5% at
      batch 32, T = 128; -5% at batch 8, T = 1024: kept for the T = 128 layers).
+  5. A bias B that needs its gradient (a learned one) gets dB = dS block by
+     block, in a (..., Tq, Tk) array summed over B's broadcast copies at the
+     end: the one case that holds a whole matrix.  [``unbroadcast(ds, ...)``.]
 
 Measured as a whole against the reference (same process, paired medians,
-one BLAS thread): the reference is 1.3-1.6x slower at batch 32, 8 heads,
+one BLAS thread): the reference was 1.3-1.6x slower at batch 32, 8 heads,
 T = 128 and 2.7-3.2x at batch 8, T = 1024, where it holds several 256 MB
-matrices.  Blocks 1 and 2 were not measured one by one.
+matrices.  Since the reference computes its softmax and dS in place and
+rowsum(dP * P) by einsum (issue 19: no fresh (..., Tq, Tk) matrix but S and dP),
+it is 1.00x at batch 8, T = 1024 (the Function alone on split_heads' strided
+views, fwd+bwd; 2.10x before, same process, load ~3.5 on 2 cores), and 1.0-1.4x
+in MultiheadAttention (best of 7 / paired median); 1.0x at batch 32 and 64,
+T = 128.  Blocks 1 and 2 were not measured one by one.
 
 A query whose keys are all masked gets P = 0: a zero output and zero gradients.
+No keys at all (Tk = 0) leaves nothing to split into blocks: F.scaled_dot_product_attention
+sends that case to the reference.
 """
 from .. import backend
 from ..autograd import Function, unbroadcast
@@ -75,18 +85,18 @@ def _view(buffer, shape):
 
 
 class FastScaledDotProductAttention(Function):
-    """O = softmax(Q K^T * scale, masked) V, with dropout on the weights; see the module docstring.
+    """O = softmax(Q K^T * scale + B) V, with dropout on the weights; see the module docstring.
 
-    q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); mask bool broadcastable to
-    (..., Tq, Tk) or None.  Returns O (..., Tq, Dv), and also the weights P
+    q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); bias B of q's dtype broadcastable
+    to (..., Tq, Tk) (-inf = may not attend) or None.  Returns O (..., Tq, Dv), and also the weights P
     (..., Tq, Tk) (before dropout) when ``return_weights``.
     """
 
     @staticmethod
-    def forward(ctx, q, k, v, mask, dropout_p, scale, return_weights):
-        scores_shape = check_attention_inputs(q, k, v, mask, dropout_p)
-        xp = backend.array_module(q, k, v, mask)
-        ctx.shapes = (q.shape, k.shape, v.shape)
+    def forward(ctx, q, k, v, bias, dropout_p, scale, return_weights):
+        scores_shape = check_attention_inputs(q, k, v, bias, dropout_p)
+        xp = backend.array_module(q, k, v, bias)
+        ctx.shapes = (q.shape, k.shape, v.shape, None if bias is None else bias.shape)
         unbatched = len(scores_shape) == 2
         if unbatched:                                          # one leading dimension to block over
             q, k, v, scores_shape = q[None], k[None], v[None], (1,) + scores_shape
@@ -96,7 +106,7 @@ class FastScaledDotProductAttention(Function):
                                out=xp.empty(batch + q.shape[-2:], dtype))        # Q scale  (..., Tq, Dk)
         k_t = xp.ascontiguousarray(xp.swapaxes(xp.broadcast_to(k, batch + k.shape[-2:]), -1, -2))  # (..., Dk, Tk)
         v_b = xp.broadcast_to(v, batch + v.shape[-2:])                           # (..., Tk, Dv)
-        mask_b = None if mask is None else xp.broadcast_to(mask, scores_shape)
+        bias_b = None if bias is None else xp.broadcast_to(bias, scores_shape)
         keep = None
         if dropout_p > 0.0:
             keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
@@ -111,16 +121,16 @@ class FastScaledDotProductAttention(Function):
         for rows, queries in blocks:
             at = (rows, Ellipsis, queries, slice(None))
             s = _view(buffer, q_scaled[at].shape[:-1] + (tk,))
-            xp.matmul(q_scaled[at], k_t[rows], out=s)                             # S block
-            if mask_b is not None:
-                xp.copyto(s, -xp.inf, where=mask_b[at])
+            xp.matmul(q_scaled[at], k_t[rows], out=s)                             # Q K^T scale block
+            if bias_b is not None:
+                s += bias_b[at]                               # S block
             row_max = s.max(axis=-1, keepdims=True)
-            if mask_b is not None:
+            if bias_b is not None:
                 row_max[row_max == -xp.inf] = 0               # all keys masked: exp(-inf) = 0 below
             s -= row_max
             xp.exp(s, out=s)
             total = s.sum(axis=-1, keepdims=True)
-            if mask_b is not None:
+            if bias_b is not None:
                 total[total == 0] = 1                         # so those rows stay 0, not 0/0
             s /= total                                        # P block, in place
             lse[at] = row_max + xp.log(total)                 # P = exp(S - lse), for the backward
@@ -130,7 +140,7 @@ class FastScaledDotProductAttention(Function):
                 s *= keep[at]
                 s *= 1.0 / (1.0 - dropout_p)                  # D block
             out[at] = xp.matmul(s, v_b[rows])                 # O block = D V
-        ctx.save_for_backward(q_scaled, k, v, k_t, mask_b, keep, out, lse)
+        ctx.save_for_backward(q_scaled, k, v, k_t, bias_b, keep, out, lse)
         ctx.scale, ctx.dropout_p, ctx.unbatched = scale, dropout_p, unbatched
         ctx.blocks, ctx.block_size = blocks, _block_size(blocks, per_query)
         if unbatched:
@@ -139,7 +149,7 @@ class FastScaledDotProductAttention(Function):
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, k_t, mask_b, keep, out, lse = ctx.saved_tensors
+        q_scaled, k, v, k_t, bias_b, keep, out, lse = ctx.saved_tensors
         xp = backend.array_module(dout, out)
         if ctx.unbatched:
             dout = dout[None]
@@ -151,14 +161,15 @@ class FastScaledDotProductAttention(Function):
         dq = xp.empty(q_scaled.shape, q_scaled.dtype)
         dk = xp.zeros(batch + k.shape[-2:], k.dtype)
         dv = xp.zeros(batch + v.shape[-2:], v.dtype)
+        dbias = xp.empty(bias_b.shape, out.dtype) if ctx.needs_input_grad[3] else None
         p_buffer, dp_buffer = xp.empty(ctx.block_size, out.dtype), xp.empty(ctx.block_size, out.dtype)
         for rows, queries in ctx.blocks:
             at = (rows, Ellipsis, queries, slice(None))
             shape = q_scaled[at].shape[:-1] + (tk,)
             p = _view(p_buffer, shape)
             xp.matmul(q_scaled[at], k_t[rows], out=p)        # S block again
-            if mask_b is not None:
-                xp.copyto(p, -xp.inf, where=mask_b[at])
+            if bias_b is not None:
+                p += bias_b[at]
             p -= lse[at]
             xp.exp(p, out=p)                                  # P = exp(S - lse)
             d = p
@@ -177,11 +188,14 @@ class FastScaledDotProductAttention(Function):
                 row_inner = row_inner + (dweights[at] * p).sum(axis=-1, keepdims=True)
             dp -= row_inner
             dp *= p                                           # dS = P * (dP - rowsum(dP * P))
+            if dbias is not None:
+                dbias[at] = dp                                # dB = dS
             dq[at] = xp.matmul(dp, k_b[rows])                 # dQ = dS K scale (scale below)
             dk[rows] += xp.matmul(xp.swapaxes(dp, -1, -2), q_scaled[at])          # dK = dS^T Q scale
         dq *= ctx.scale
-        (q_shape, k_shape, v_shape), needs = ctx.shapes, ctx.needs_input_grad
+        (q_shape, k_shape, v_shape, bias_shape), needs = ctx.shapes, ctx.needs_input_grad
         dq = unbroadcast(dq, tuple(q_shape)) if needs[0] else None     # sum over broadcast copies
         dk = unbroadcast(dk, tuple(k_shape)) if needs[1] else None
         dv = unbroadcast(dv, tuple(v_shape)) if needs[2] else None
-        return dq, dk, dv, None, None, None, None
+        dbias = unbroadcast(dbias, tuple(bias_shape)) if needs[3] else None
+        return dq, dk, dv, dbias, None, None, None

@@ -14,16 +14,18 @@ boolean attn_mask):
     key_padding_mask (N, S):                      bool True = ignore that key; or float, added
     attn_mask (Tq, S) or (N * num_heads, Tq, S):  bool True = may NOT attend; or float, added
 
+``_attention_bias`` turns them (and is_causal) into minigrad's one mask, the bias B added
+to the scores (minigrad/masks.py), and hands it to F.scaled_dot_product_attention as a float
+attn_mask, which that function adds as it is.
+
 ``from_torch_state_dict`` / ``to_torch_state_dict`` stay for checkpoints written
 when minigrad kept q_proj/k_proj/v_proj as separate Linear layers.
 """
-import math
 from collections import OrderedDict
 
 from .. import backend
 from ..functional import dropout, linear, merge_heads, scaled_dot_product_attention, split_heads
-from ..masks import causal_mask, combine_masks
-from ..tensor import Tensor
+from ..masks import attention_bias, causal_mask
 from ..creation import cat, empty
 from . import init
 from .linear import Linear
@@ -47,12 +49,14 @@ class MultiheadAttention(Module):
     dict) keeps the projected keys and values, so a later call with only the new
     query positions attends to every earlier position too.  For self-attention the
     new keys/values are appended; with ``static_kv`` (cross-attention to a fixed
-    encoder output) they are computed once.
+    encoder output) they are computed once.  ``reference=True`` runs the reference tier of the
+    attention (see F.scaled_dot_product_attention); ``self.reference`` may be changed later.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
-                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None, *, reference=False):
         super().__init__()
+        self.reference = reference
         if embed_dim % num_heads != 0:
             raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} is not divisible by "
                              f"num_heads={num_heads} (each head gets embed_dim / num_heads features)")
@@ -126,44 +130,31 @@ class MultiheadAttention(Module):
                              "batch sizes (after batch_first handling)")
 
     # -------------------------------------------------------------- masks
-    def _masks(self, key_padding_mask, attn_mask, is_causal, n, tq, s, past, device, dtype):
-        """(blocked, bias): the masks as one boolean mask (True = blocked) when they are all
-        boolean, else as one float bias (N, heads, Tq, S) added to the scores (-inf where blocked);
-        (None, None) without masks.  Every mask is checked against PyTorch's shapes.  A float mask
-        that requires grad (a learned bias) stays a Tensor, so it receives its gradient."""
+    def _attention_bias(self, key_padding_mask, attn_mask, is_causal, n, tq, s, past, unbatched, device, dtype):
+        """The masks as one bias B added to the scores, broadcastable to (N, heads, Tq, S); None
+        without masks.  PyTorch's meaning for this layer: a boolean mask's True = may NOT attend
+        (B = -inf); a float mask is added as it is (one that requires grad gets its gradient).
+        Every mask is checked against PyTorch's shapes."""
         parts = []
         if key_padding_mask is not None:
-            kpm = _learned_or_array("key_padding_mask", key_padding_mask)
-            if tuple(kpm.shape) != (n, s):
+            padding = attention_bias(key_padding_mask, dtype, "may not attend", "MultiheadAttention: key_padding_mask")
+            if unbatched and tuple(padding.shape) == (s,):
+                padding = padding.reshape(1, s)
+            if tuple(padding.shape) != (n, s):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape (N, S) = {(n, s)}, "
-                                 f"got {tuple(kpm.shape)}")
-            parts.append(kpm.reshape(n, 1, 1, s))
+                                 f"got {tuple(padding.shape)}")
+            parts.append(padding.reshape(n, 1, 1, s))
         if attn_mask is not None:
-            am = _learned_or_array("attn_mask", attn_mask)
-            if tuple(am.shape) == (n * self.num_heads, tq, s):
-                am = am.reshape(n, self.num_heads, tq, s)
-            elif tuple(am.shape) != (tq, s):
+            given = attention_bias(attn_mask, dtype, "may not attend", "MultiheadAttention: attn_mask")
+            if tuple(given.shape) == (n * self.num_heads, tq, s):
+                given = given.reshape(n, self.num_heads, tq, s)
+            elif tuple(given.shape) != (tq, s):
                 raise ValueError(f"MultiheadAttention: attn_mask must have shape (Tq, S) = {(tq, s)} or "
-                                 f"(N * num_heads, Tq, S) = {(n * self.num_heads, tq, s)}, got {tuple(am.shape)}")
-            parts.append(am)
+                                 f"(N * num_heads, Tq, S) = {(n * self.num_heads, tq, s)}, got {tuple(given.shape)}")
+            parts.append(given)
         if is_causal:
-            parts.append(causal_mask(tq, s, device=device, offset=past)._data)
-        if not parts:
-            return None, None
-        if all(not isinstance(part, Tensor) and part.dtype.kind == "b" for part in parts):
-            return combine_masks(*parts), None      # broadcasts to (N, heads, Tq, S) inside attention
-        xp = backend.get_module(device)
-        bias = xp.zeros((n, self.num_heads, tq, s), dtype=dtype)
-        learned = []
-        for part in parts:
-            if isinstance(part, Tensor):
-                learned.append(part)
-            else:
-                bias = bias + (xp.where(part, -math.inf, 0.0).astype(dtype) if part.dtype.kind == "b" else part)
-        bias = Tensor._from_array(bias)
-        for part in learned:
-            bias = bias + part
-        return None, bias
+            parts.append(attention_bias(causal_mask(tq, s, device=device, offset=past), dtype, "may not attend"))
+        return sum(parts[1:], parts[0]) if parts else None       # masks combine by adding their biases
 
     # -------------------------------------------------------------- forward
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -172,8 +163,6 @@ class MultiheadAttention(Module):
         unbatched = query.ndim == 2
         if unbatched:                       # one sequence (T, E): a batch of one
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-            if key_padding_mask is not None:
-                key_padding_mask = _mask_array("key_padding_mask", key_padding_mask)[None]
         elif not self.batch_first:          # (T, N, E) -> (N, T, E)
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         self._check(query, key, value)
@@ -201,15 +190,16 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None and cache is not None and not static_kv:
             raise ValueError("MultiheadAttention: key_padding_mask with a self-attention cache is not supported")
 
-        blocked, bias = self._masks(key_padding_mask, attn_mask, is_causal, n, tq, s, past, query.device, q.dtype)
+        bias = self._attention_bias(key_padding_mask, attn_mask, is_causal, n, tq, s, past, unbatched,
+                                    query.device, q.dtype)
         dropout_p = self.dropout if self.training else 0.0
         if need_weights and dropout_p > 0.0:        # PyTorch returns the weights after dropout
-            weights = dropout(scaled_dot_product_attention(q, k, v, attn_mask=bias, mask=blocked,
-                                                           return_weights=True)[1], dropout_p)
+            weights = dropout(scaled_dot_product_attention(q, k, v, bias, return_weights=True,
+                                                           reference=self.reference)[1], dropout_p)
             out = weights @ v
         else:
-            result = scaled_dot_product_attention(q, k, v, attn_mask=bias, mask=blocked, dropout_p=dropout_p,
-                                                  return_weights=need_weights)
+            result = scaled_dot_product_attention(q, k, v, bias, dropout_p, return_weights=need_weights,
+                                                  reference=self.reference)
             out, weights = result if need_weights else (result, None)
         out = self.out_proj(merge_heads(out))                    # (N, Tq, E)
         if weights is not None and average_attn_weights:
@@ -234,24 +224,6 @@ class MultiheadAttention(Module):
     def extra_repr(self):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, " \
                f"batch_first={self.batch_first}"
-
-
-def _learned_or_array(name, mask):
-    """A float Tensor that requires grad as it is (a learned bias); any other mask as its array."""
-    if isinstance(mask, Tensor) and mask.requires_grad:
-        return mask
-    return _mask_array(name, mask)
-
-
-def _mask_array(name, mask):
-    """The mask's array: boolean (True = blocked here) or floating (added to the scores)."""
-    mask = mask._data if isinstance(mask, Tensor) else mask
-    if getattr(mask, "dtype", None) is None or mask.dtype.kind not in "bf":
-        raise TypeError(
-            f"MultiheadAttention: {name} must be boolean (True = may not attend) or floating (added to "
-            f"the scores), got {getattr(mask, 'dtype', type(mask).__name__)}"
-        )
-    return mask
 
 
 # ----------------------------------------------------------------------------- old checkpoints

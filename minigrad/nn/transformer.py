@@ -12,16 +12,20 @@ Each sub-block is wrapped in a residual connection and a LayerNorm, in one of tw
 
 Parameter names equal PyTorch's, so ``model.load_state_dict(torch_model.state_dict())`` works.
 
-Masks follow nn.MultiheadAttention's rules: boolean, True = may not attend, or float, added
-to the scores.  Shapes: (T, N, E), or (N, T, E) with batch_first.
+Masks follow nn.MultiheadAttention's rules (PyTorch's): boolean, True = may not attend, or
+float, added to the scores; the layers hand them to their MultiheadAttention as they are.
+Shapes: (T, N, E), or (N, T, E) with batch_first.
+
+``reference=True`` (every constructor; stored as ``self.reference`` and given to each
+MultiheadAttention) runs the reference tier of the attention, minigrad/functions/attention.py.
+The path to its equations: layer.forward -> MultiheadAttention.forward ->
+F.scaled_dot_product_attention -> ScaledDotProductAttention.
 """
 import copy
-import math
 
-from .. import backend
 from .. import functional as F
-from ..masks import causal_mask
-from ..tensor import Tensor, get_default_dtype
+from ..masks import attention_bias, causal_mask
+from ..tensor import get_default_dtype
 from .activation import Dropout
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -41,6 +45,18 @@ def _activation(activation):
     raise ValueError(f'activation must be "relu", "gelu" or a callable, got {activation!r}')
 
 
+def _residual(x, norm, norm_first, sublayer):
+    """One sub-block with its residual connection and LayerNorm, pre-LN or post-LN (module docstring)."""
+    if norm_first:
+        return x + sublayer(norm(x))
+    return norm(x + sublayer(x))
+
+
+def _feed_forward(layer, x):
+    """FeedForward(x) = linear2(dropout(activation(linear1(x)))): d_model -> dim_feedforward -> d_model."""
+    return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
+
+
 class TransformerEncoderLayer(Module):
     """x -> x + SelfAttention(x) -> x + FeedForward(x), each with dropout and LayerNorm.
 
@@ -53,10 +69,12 @@ class TransformerEncoderLayer(Module):
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None,
+                 *, reference=False):
         super().__init__()
+        self.reference = reference
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            device=device, dtype=dtype)
+                                            device=device, dtype=dtype, reference=reference)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
@@ -68,23 +86,12 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal, cache)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal, cache))
-            x = self.norm2(x + self._ff_block(x))
-        return x
+        def self_attention(x):
+            return self.dropout1(self.self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
+                                                need_weights=False, is_causal=is_causal, cache=cache)[0])
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, cache):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal, cache=cache)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        x = _residual(src, self.norm1, self.norm_first, self_attention)
+        return _residual(x, self.norm2, self.norm_first, lambda x: self.dropout2(_feed_forward(self, x)))
 
 
 class TransformerDecoderLayer(Module):
@@ -99,12 +106,14 @@ class TransformerDecoderLayer(Module):
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None,
+                 *, reference=False):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            device=device, dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, device=device, dtype=dtype)
+        self.reference = reference
+        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, device=device, dtype=dtype,
+                         reference=reference)
+        self.self_attn = MultiheadAttention(d_model, nhead, **attention)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, **attention)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
@@ -122,40 +131,42 @@ class TransformerDecoderLayer(Module):
         self_cache = cross_cache = None
         if cache is not None:
             self_cache, cross_cache = cache.setdefault("self", {}), cache.setdefault("cross", {})
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, self_cache)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
-                                    memory_is_causal, cross_cache)
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, self_cache))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                               memory_is_causal, cross_cache))
-            x = self.norm3(x + self._ff_block(x))
-        return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, cache):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal, cache=cache)[0]
-        return self.dropout1(x)
+        def self_attention(x):
+            return self.dropout1(self.self_attn(x, x, x, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
+                                                need_weights=False, is_causal=tgt_is_causal, cache=self_cache)[0])
 
-    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal, cache):
-        x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal, cache=cache, static_kv=True)[0]
-        return self.dropout2(x)
+        def memory_attention(x):
+            return self.dropout2(self.multihead_attn(x, memory, memory, attn_mask=memory_mask,
+                                                     key_padding_mask=memory_key_padding_mask, need_weights=False,
+                                                     is_causal=memory_is_causal, cache=cross_cache,
+                                                     static_kv=True)[0])
 
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        x = _residual(tgt, self.norm1, self.norm_first, self_attention)
+        x = _residual(x, self.norm2, self.norm_first, memory_attention)
+        return _residual(x, self.norm3, self.norm_first, lambda x: self.dropout3(_feed_forward(self, x)))
+
+
+def _copies(layer, num_layers, reference):
+    """num_layers deep copies of ``layer`` (separate weights), on the tier ``reference`` names (None: the layer's)."""
+    layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
+    if reference is not None:
+        for module in layers.modules():
+            if hasattr(module, "reference"):
+                module.reference = reference
+    return layers
 
 
 class TransformerEncoder(Module):
-    """num_layers copies of ``encoder_layer`` (deep copies: separate weights), then ``norm`` if given."""
+    """num_layers copies of ``encoder_layer`` (deep copies: separate weights), then ``norm`` if given.
 
-    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+    reference: True or False puts every copy on that tier of the attention; None keeps the layer's."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True, *,
+                 reference=None):
         super().__init__()      # (enable_nested_tensor and mask_check are PyTorch speed options: no effect here)
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.reference = encoder_layer.reference if reference is None else reference
+        self.layers = _copies(encoder_layer, num_layers, reference)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -169,11 +180,14 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """num_layers copies of ``decoder_layer``, each attending to the same ``memory``, then ``norm`` if given."""
+    """num_layers copies of ``decoder_layer``, each attending to the same ``memory``, then ``norm`` if given.
 
-    def __init__(self, decoder_layer, num_layers, norm=None):
+    reference: True or False puts every copy on that tier of the attention; None keeps the layer's."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None, *, reference=None):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.reference = decoder_layer.reference if reference is None else reference
+        self.layers = _copies(decoder_layer, num_layers, reference)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -200,15 +214,17 @@ class Transformer(Module):
             tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=False,
             tgt_is_causal=False, memory_is_causal=False)
         src (S, N, E), tgt (T, N, E) -> (T, N, E)   ((N, ., E) with batch_first)
+    reference: the tier of the attention in the layers it builds (custom_encoder and custom_decoder keep theirs).
     """
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None, *, reference=False):
         super().__init__()
+        self.reference = reference
         options = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
                        layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
-                       bias=bias, device=device, dtype=dtype)
+                       bias=bias, device=device, dtype=dtype, reference=reference)
         norm = dict(eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
         self.encoder = custom_encoder or TransformerEncoder(
             TransformerEncoderLayer(d_model, nhead, **options), num_encoder_layers, LayerNorm(d_model, **norm))
@@ -240,6 +256,5 @@ class Transformer(Module):
 
         minigrad's boolean form (True above the diagonal) is ``minigrad.masks.causal_mask(sz)``.
         """
-        blocked = causal_mask(sz, device=device)._data
         dtype = get_default_dtype() if dtype is None else dtype
-        return Tensor._from_array(backend.array_module(blocked).where(blocked, -math.inf, 0.0).astype(dtype))
+        return attention_bias(causal_mask(sz, device=device), dtype, "may not attend")
