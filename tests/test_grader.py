@@ -177,6 +177,16 @@ def test_checks_do_not_depend_on_their_order(tmp_path):
     assert "dbias is 1/2 times the right gradient" in forward["layer_norm"]["message"]
 
 
+def test_attention_gradients_of_the_bias_and_the_scale_are_judged(tmp_path):
+    # the attention set's answer is the library's attention_backward (functions/attention.py): the bias B's gradient
+    # is dS summed over the batch it was broadcast across, and dQ carries the scale
+    path = submission(tmp_path, "attention", ("dq = (ds @ k) * scale", "dq = ds @ k"),
+                      ("dbias = None if bias_shape is None else unbroadcast(ds, bias_shape)", "dbias = ds[0]"))
+    result = grade(path, "attention", only=["attention"])[0]
+    assert result["forward"] and not result["passed"] and result["score"] == 1     # the forward's point only
+    assert "dq" in result["message"] and "dbias" in result["message"]
+
+
 def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):
     # i11-content: library names (dc_prev), a third check (gru_step_reset_before) and 3-point checks
     path = submission(tmp_path, "lstm_gru", ("dc_prev = dc_total * f", "dc_prev = dc_total"))

@@ -28,8 +28,14 @@ def test_layer_norm():
 
 def test_attention():
     q, k, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 2))
-    causal = np.triu(np.ones((3, 3), dtype=bool), k=1)  # True = may not attend: the keys after the query
+    causal = np.where(np.triu(np.ones((3, 3), dtype=bool), k=1), -np.inf, 0.0)   # B = -inf: the keys after the query
     out, _ = attention_forward(q, k, v, causal)
     assert np.allclose(out[:, 0], v[:, 0])              # the first query can only see the first key
-    check_backward(lambda q, k, v: attention_forward(q, k, v, causal), attention_backward, [q, k, v],
-                   names=["dq", "dk", "dv"])
+    check_backward(lambda q, k, v: attention_forward(q, k, v, causal), lambda dout, cache: attention_backward(dout, cache)[:3],
+                   [q, k, v], names=["dq", "dk", "dv"])
+
+
+def test_attention_with_a_learned_bias():
+    q, k, v = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    bias = rng.standard_normal((4, 5))                  # added to the scores of every batch element
+    check_backward(attention_forward, attention_backward, [q, k, v, bias], names=["dq", "dk", "dv", "dbias"])
