@@ -34,8 +34,8 @@ def by_name(results):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=lambda a: a.name)
 def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp_path):
-    # the reference as a student hands it in: library code inlined (rnn and lstm_gru import their answer from
-    # minigrad.functions.rnn_steps, one of their answer_modules, which a student's worker does not provide)
+    # the reference as a student hands it in: library code inlined (primitives, rnn, lstm_gru and attention import
+    # their answer from the library's answer_modules, which a student's worker does not provide)
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / assignment.module).write_text(student_version(assignment.reference, solutions=True))
     results = grade(tmp_path / "ref" / assignment.module, assignment)
