@@ -3,7 +3,7 @@ from .. import backend
 from ..autograd import Function
 
 # The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the primitives
-# assignment asks students to write (Sum's backward): `minigrad assignment make` builds its file from this one.
+# assignment asks students to write (Sum's backward and _restore): `minigrad assignment make` builds its file from this one.
 
 
 def _axes(dim, ndim):
@@ -20,7 +20,7 @@ def _axes(dim, ndim):
 def _restore(dout, axes, keepdim):
     """Put back the reduced dimensions as size 1, so dout broadcasts against the input."""
     # BEGIN SOLUTION
-    # HINT: with keepdim the reduced axes are still there (size 1); else xp.expand_dims(dout, axes) puts them back
+    # HINT: with keepdim the reduced axes are still there (size 1); else backend.array_module(dout).expand_dims(dout, axes) puts them back
     if keepdim or not axes:
         return dout
     return backend.array_module(dout).expand_dims(dout, axes)
