@@ -34,8 +34,8 @@ def by_name(results):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=lambda a: a.name)
 def test_reference_passes_and_student_version_is_not_implemented(assignment, tmp_path):
-    # the reference as a student hands it in: library code inlined (rnn and lstm_gru import their answer from
-    # minigrad.functions.rnn_steps, one of their answer_modules, which a student's worker does not provide)
+    # the reference as a student hands it in: library code inlined (primitives, rnn, lstm_gru and attention import
+    # their answer from the library's answer_modules, which a student's worker does not provide)
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / assignment.module).write_text(student_version(assignment.reference, solutions=True))
     results = grade(tmp_path / "ref" / assignment.module, assignment)
@@ -120,9 +120,9 @@ def test_transposed_weight_gradient_is_named(tmp_path):
 
 def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
     path = submission(tmp_path, "primitives",
-                      ("dx = dout * y * (1 - y)", "dx = dout * (1 - y)"),          # wrong derivative
-                      ("dx = dout * (1 - y ** 2)", "dx = 2 * dout * (1 - y ** 2)"),  # scaled by 2
-                      ("return a @ b", "return a @ b + 1"))                          # wrong forward
+                      ("return (dout * y * (1 - y),)", "return (dout * (1 - y),)"),          # wrong derivative
+                      ("return (dout * (1 - y * y),)", "return (2 * dout * (1 - y * y),)"),  # scaled by 2
+                      ("return _matmul(a, b)", "return _matmul(a, b) + 1"))                  # wrong forward
     results = by_name(grade(path, "primitives"))
     sigmoid = results["Sigmoid"]
     assert not sigmoid["passed"] and "differs from finite differences: dx[" in sigmoid["message"]
@@ -136,11 +136,11 @@ def test_wrong_sigmoid_derivative_scaled_gradient_and_wrong_forward(tmp_path):
 def test_hangs_exits_and_memory_exhaustion_fail_only_their_check(tmp_path):
     path = submission(
         tmp_path, "primitives",
-        ("        dx = dout * (1 - y ** 2)", "        while True:\n            pass"),          # Tanh
-        ("        dx = dout * y * (1 - y)", "        import sys\n        sys.exit(3)"),        # Sigmoid
-        ("        inner = (dout * y)", "        junk = bytearray(1 << 40)\n        inner = (dout * y)"),  # Softmax
-        ("        da = dout @ b.T", "        import os\n        os._exit(4)"),               # MatMul
-        ("        if not ctx.keepdims:", "        while True:\n            print('spam' * 1000)\n        if 0:"),  # Sum
+        ("        return (dout * (1 - y * y),)", "        while True:\n            pass"),       # Tanh
+        ("        return (dout * y * (1 - y),)", "        import sys\n        sys.exit(3)"),     # Sigmoid
+        ("    inner = (dy * y)", "    junk = bytearray(1 << 40)\n    inner = (dy * y)"),         # Softmax
+        ("            da = _matmul(dout2", "            import os\n            os._exit(4)\n            da = _matmul(dout2"),  # MatMul
+        ("        dout = _restore(dout, ctx.axes, ctx.keepdim)", "        while True:\n            print('spam' * 1000)"),  # Sum
     )
     results = by_name(grade(path, "primitives", time_limit=2))
     assert "stopped after 2 s" in results["Tanh"]["message"]
@@ -170,11 +170,21 @@ def test_an_infinite_loop_at_import_is_stopped(tmp_path):
 
 
 def test_checks_do_not_depend_on_their_order(tmp_path):
-    path = submission(tmp_path, "attention", ("dbeta = dy.sum(axis=0)", "dbeta = 0.5 * dy.sum(axis=0)"))
-    forward = by_name(grade(path, "attention", only=["softmax", "layernorm"]))
-    backward = by_name(grade(path, "attention", only=["layernorm", "softmax"]))
+    path = submission(tmp_path, "attention", ("dbias = dy.sum(axis=rows)", "dbias = 0.5 * dy.sum(axis=rows)"))
+    forward = by_name(grade(path, "attention", only=["softmax", "layer_norm"]))
+    backward = by_name(grade(path, "attention", only=["layer_norm", "softmax"]))
     assert forward == backward
-    assert "dbeta is 1/2 times the right gradient" in forward["layernorm"]["message"]
+    assert "dbias is 1/2 times the right gradient" in forward["layer_norm"]["message"]
+
+
+def test_attention_gradients_of_the_bias_and_the_scale_are_judged(tmp_path):
+    # the attention set's answer is the library's attention_backward (functions/attention.py): the bias B's gradient
+    # is dS summed over the batch it was broadcast across, and dQ carries the scale
+    path = submission(tmp_path, "attention", ("dq = (ds @ k) * scale", "dq = ds @ k"),
+                      ("dbias = None if bias_shape is None else unbroadcast(ds, bias_shape)", "dbias = ds[0]"))
+    result = grade(path, "attention", only=["attention"])[0]
+    assert result["forward"] and not result["passed"] and result["score"] == 1     # the forward's point only
+    assert "dq" in result["message"] and "dbias" in result["message"]
 
 
 def test_cli_check_writes_gradescope_json_and_exits_nonzero(tmp_path, capsys):

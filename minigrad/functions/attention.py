@@ -28,11 +28,21 @@ with no keys at all (Tk = 0) the output is zeros.  Leading (batch, head)
 dimensions broadcast; the gradient of an input that was broadcast is summed
 over its copies.
 
+The equations are written once, in ``attention_forward`` / ``attention_backward`` (the
+pair form ``out, cache = forward(...)``, ``grads = backward(dout, cache)``: the attention
+practice set's answer); the Function ``ScaledDotProductAttention`` calls them.
+
 The fast tier, ``attention_fast.py``, never holds a whole (..., Tq, Tk) matrix
 (it works in blocks and recomputes P in the backward); tests prove the two equal.
 """
+import math
+
 from .. import backend
 from ..autograd import Function, unbroadcast
+
+# The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the attention
+# assignment asks students to write (attention_forward, attention_backward): `minigrad assignment make`
+# builds its file from this one.
 
 
 def check_attention_inputs(q, k, v, bias, dropout_p):
@@ -95,8 +105,76 @@ def softmax_over_keys(xp, scores):
     return e
 
 
+def attention_forward(q, k, v, bias=None, scale=None, dropout_p=0.0):
+    """O = softmax(Q K^T * scale + B) V:
+
+        S = Q K^T * scale + B,   P = softmax(S) over the keys,   D = P * keep / (1 - p),   O = D V
+
+    q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); bias B broadcastable to (..., Tq, Tk)
+    (0 = may attend, -inf = may not) or None; scale (default 1 / sqrt(Dk)); dropout_p on the
+    weights.  Returns O (..., Tq, Dv) and the cache (the weights P are its fourth entry).
+    """
+    xp = backend.array_module(q, k, v, bias)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    # BEGIN SOLUTION
+    # HINT: xp.swapaxes(k, -1, -2) is K^T for every leading (batch, head) index; add the bias B to the scores
+    # HINT: softmax_over_keys(xp, scores) is the softmax over the keys (a row of -inf gives zeros)
+    scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # Q K^T scale  (..., Tq, Tk)
+    if bias is not None:
+        scores = scores + bias                                  # S = Q K^T scale + B
+    weights = softmax_over_keys(xp, scores)                     # P
+    # END SOLUTION
+    keep = None
+    dropped = weights
+    if dropout_p > 0.0:
+        keep = backend.random_bernoulli(weights.shape, 1.0 - dropout_p, backend.device_of(q))
+        dropped = weights * keep / (1.0 - dropout_p)            # D
+    # BEGIN SOLUTION
+    # HINT: the output mixes the values with the (dropped-out) weights D
+    out = dropped @ v                                           # O = D V
+    # END SOLUTION
+    cache = (q, k, v, weights, dropped, keep, scale, dropout_p, None if bias is None else bias.shape)
+    return out, cache
+
+
+def attention_backward(dout, cache, dweights=None):
+    """dO (..., Tq, Dv) -> dQ, dK, dV and dB (None when there was no bias):
+
+        dV = D^T dO,   dP = (dO V^T) * keep / (1 - p),   dS = P * (dP - rowsum(dP * P))
+        dQ = dS K * scale,   dK = dS^T Q * scale,   dB = dS
+
+    ``dweights``: dL/dP when the weights were an output too (added to dP)."""
+    q, k, v, weights, dropped, keep, scale, dropout_p, bias_shape = cache
+    xp = backend.array_module(dout, q)
+    # BEGIN SOLUTION
+    # HINT: go back through O = D V first: a matmul, so dV = D^T dO and dL/dD = dO V^T
+    dv = xp.swapaxes(dropped, -1, -2) @ dout                    # dV = D^T dO
+    dp = dout @ xp.swapaxes(v, -1, -2)                          # dL/dD = dO V^T
+    # END SOLUTION
+    if keep is not None:
+        dp = dp * keep / (1.0 - dropout_p)                      # dL/dP = dL/dD keep / (1 - p)
+    if dweights is not None:                                    # the weights were an output too
+        dp = dp + dweights
+    # BEGIN SOLUTION
+    # HINT: then the softmax, row by row (as softmax_backward), then S = Q K^T scale + B
+    # HINT: B was added to the scores: dB = dS, summed over what B was broadcast across (unbroadcast)
+    # dS = P * (dP - rowsum(dP * P)), the softmax backward, in dP's array (a fresh one here):
+    # a new (..., Tq, Tk) matrix costs more to allocate than to fill
+    ds = dp
+    ds -= xp.einsum("...qk,...qk->...q", dp, weights)[..., None]     # rowsum(dP * P), no (Tq, Tk) temporary
+    ds *= weights
+    dq = (ds @ k) * scale                                       # dQ = dS K scale
+    dk = (xp.swapaxes(ds, -1, -2) @ q) * scale                  # dK = dS^T Q scale
+    dbias = None if bias_shape is None else unbroadcast(ds, bias_shape)   # dB = dS
+    # END SOLUTION
+    # q, k and v may have been broadcast over the leading dimensions: sum over the copies
+    return unbroadcast(dq, q.shape), unbroadcast(dk, k.shape), unbroadcast(dv, v.shape), dbias
+
+
 class ScaledDotProductAttention(Function):
-    """O = softmax(Q K^T * scale + B) V, with dropout on the weights; see the module docstring.
+    """O = softmax(Q K^T * scale + B) V, with dropout on the weights: the equations are
+    attention_forward / attention_backward above.
 
     forward(q, k, v, bias, dropout_p, scale, return_weights)
     q (..., Tq, Dk), k (..., Tk, Dk), v (..., Tk, Dv); bias B of q's dtype broadcastable
@@ -106,43 +184,13 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, bias, dropout_p, scale, return_weights):
-        scores_shape = check_attention_inputs(q, k, v, bias, dropout_p)
-        xp = backend.array_module(q, k, v, bias)
-        scores = (q * scale) @ xp.swapaxes(k, -1, -2)                # Q K^T scale  (..., Tq, Tk)
-        if bias is not None:
-            scores = scores + bias                                  # S = Q K^T scale + B
-        weights = softmax_over_keys(xp, scores)                     # P
-        keep = None
-        dropped = weights
-        if dropout_p > 0.0:
-            keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
-            dropped = weights * keep / (1.0 - dropout_p)            # D
-        out = dropped @ v                                           # O = D V
-        ctx.save_for_backward(q, k, v, weights, dropped, keep)
-        ctx.bias_shape = None if bias is None else bias.shape
-        ctx.scale, ctx.dropout_p = scale, dropout_p
+        check_attention_inputs(q, k, v, bias, dropout_p)
+        out, cache = attention_forward(q, k, v, bias, scale, dropout_p)
+        ctx.save_for_backward(*cache)       # q, k, v, P, D, keep, scale, p, B's shape
+        weights = cache[3]
         return (out, weights) if return_weights else out
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q, k, v, weights, dropped, keep = ctx.saved_tensors
-        xp = backend.array_module(dout, q)
-        dv = xp.swapaxes(dropped, -1, -2) @ dout                    # dV = D^T dO
-        dp = dout @ xp.swapaxes(v, -1, -2)                          # dL/dD = dO V^T
-        if keep is not None:
-            dp = dp * keep / (1.0 - ctx.dropout_p)                  # dL/dP = dL/dD keep / (1 - p)
-        if dweights is not None:                                    # the weights were an output too
-            dp = dp + dweights
-        # dS = P * (dP - rowsum(dP * P)), the softmax backward, in dP's array (a fresh one here):
-        # a new (..., Tq, Tk) matrix costs more to allocate than to fill
-        ds = dp
-        ds -= xp.einsum("...qk,...qk->...q", dp, weights)[..., None]     # rowsum(dP * P), no (Tq, Tk) temporary
-        ds *= weights
-        dq = (ds @ k) * ctx.scale                                   # dQ = dS K scale
-        dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale              # dK = dS^T Q scale
-        needs = ctx.needs_input_grad                                # sum over broadcast copies:
-        return (unbroadcast(dq, q.shape) if needs[0] else None,
-                unbroadcast(dk, k.shape) if needs[1] else None,
-                unbroadcast(dv, v.shape) if needs[2] else None,
-                unbroadcast(ds, ctx.bias_shape) if needs[3] else None,   # dB = dS
-                None, None, None)
+        dq, dk, dv, dbias = attention_backward(dout, ctx.saved_tensors, dweights)
+        return dq, dk, dv, dbias, None, None, None

@@ -2,8 +2,12 @@
 from .. import backend
 from ..autograd import Function, unbroadcast
 
+# The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the primitives
+# assignment asks students to write (MatMul's backward): `minigrad assignment make` builds its file from this one.
+
 
 def _check_matmul(a, b):
+    """Raise a clear error (shapes named, a transpose suggested) when a @ b cannot be computed."""
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dimension, got {tuple(a.shape)} @ {tuple(b.shape)}")
     k_a = a.shape[-1]
@@ -59,16 +63,23 @@ class MatMul(Function):
             dout2 = xp.expand_dims(dout2, -1)          # (.., N) -> (.., N, 1);  vector @ vector: () -> (1,)
         if a.ndim == 1:
             dout2 = xp.expand_dims(dout2, -2)          # (.., M) -> (.., 1, M)   => (.., N, M)
-        da = db = None
+        da = db = None                                 # None: that input needs no gradient
         if ctx.needs_input_grad[0]:
+            # BEGIN SOLUTION
+            # HINT: let the shapes guide you: dout2 is (.., N, M), b2 is (.., K, M) and da must be (.., N, K)
+            # HINT: xp.swapaxes(m, -1, -2) transposes the last two axes; unbroadcast(grad, shape) sums over broadcast copies
             da = _matmul(dout2, xp.swapaxes(b2, -1, -2))   # dL/dA = dL/dY B^T
             da = unbroadcast(da, a2.shape).reshape(a.shape)
+            # END SOLUTION
         if ctx.needs_input_grad[1]:
+            # BEGIN SOLUTION
+            # HINT: db must be (.., K, M): A^T times dout2
             if b2.ndim == 2 and a2.ndim > 2:           # shared B: fold the batch into one matmul
                 db = a2.reshape(-1, a2.shape[-1]).T @ dout2.reshape(-1, dout2.shape[-1])
             else:
                 db = xp.swapaxes(a2, -1, -2) @ dout2   # dL/dB = A^T dL/dY
             db = unbroadcast(db, b2.shape).reshape(b.shape)
+            # END SOLUTION
         return da, db
 
 

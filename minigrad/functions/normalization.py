@@ -2,16 +2,72 @@
 from .. import backend
 from ..autograd import Function
 
+# The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the attention
+# assignment asks students to write (layer_norm_forward, layer_norm_backward): `minigrad assignment make`
+# builds its file from this one.
 
-class LayerNorm(Function):
-    """Over the normalized dimensions (n elements per row):
+
+def layer_norm_forward(x, weight, bias, eps=1e-5, n_dims=1):
+    """Layer normalization over the last ``n_dims`` dimensions (n elements per row):
 
         mu = mean(x),  var = mean((x - mu)^2),  r = 1 / sqrt(var + eps)
         x_hat = (x - mu) r,   y = x_hat * w + b
 
-    Backward, with g = dL/dy * w  (dL/dx_hat):
+    x (..., D), weight and bias (D,) (the normalized shape) or None  ->  y (..., D), cache.
+    The variance is the biased one (divided by n), as in PyTorch.
+    """
+    xp = backend.array_module(x, weight, bias)
+    axes = tuple(range(x.ndim - n_dims, x.ndim))               # the normalized dimensions
+    # BEGIN SOLUTION
+    # HINT: mean and (biased) variance over the normalized axes, with keepdims=True so they broadcast
+    # the arrays made here are ours, so they are updated in place: fewer fresh buffers
+    x_hat = x - x.mean(axis=axes, keepdims=True)               # x - mu
+    y = xp.multiply(x_hat, x_hat)                              # (x - mu)^2, then y's buffer
+    rstd = 1.0 / xp.sqrt(y.mean(axis=axes, keepdims=True) + eps)   # r = 1 / sqrt(var + eps)
+    x_hat *= rstd                                              # x_hat = (x - mu) r
+    if weight is None:
+        y = x_hat if bias is None else xp.add(x_hat, bias, out=y)   # y = x_hat (+ b)
+    else:
+        xp.multiply(x_hat, weight, out=y)                      # y = x_hat w
+        if bias is not None:
+            y += bias                                          #     + b
+    cache = (x_hat, rstd, weight, bias is not None, axes)
+    # END SOLUTION
+    return y, cache
+
+
+def layer_norm_backward(dy, cache):
+    """dy (..., D) -> dx (..., D), dweight (D,) and dbias (D,) (None where the forward had none).
+
+    With g = dL/dy * w  (dL/dx_hat; the mean and the variance depend on every x of the row):
         dL/dx = r * (g - mean(g) - x_hat * mean(g * x_hat))
         dL/dw = sum over rows of dL/dy * x_hat,   dL/db = sum over rows of dL/dy
+    """
+    x_hat, rstd, weight, has_bias, axes = cache
+    xp = backend.array_module(dy, x_hat)
+    rows = tuple(range(dy.ndim - len(axes)))                   # every dimension that is not normalized
+    # BEGIN SOLUTION
+    # HINT: weight and bias are shared by every row: their gradients sum over the rows
+    # HINT: the mean and the variance depend on every x of the row, so dx has three terms
+    scratch = xp.multiply(dy, x_hat)                                          # dL/dy * x_hat
+    dweight = scratch.sum(axis=rows) if weight is not None else None          # dL/dw
+    dbias = dy.sum(axis=rows) if has_bias else None                           # dL/db
+    dx = dy * weight if weight is not None else dy.copy()                     # g = dL/dx_hat (a new array)
+    # dL/dx = r * (g - mean(g) - x_hat * mean(g * x_hat)), in place in dx
+    xp.multiply(dx, x_hat, out=scratch)                                       # g * x_hat
+    xp.multiply(x_hat, scratch.mean(axis=axes, keepdims=True), out=scratch)   # x_hat * mean(g * x_hat)
+    dx -= dx.mean(axis=axes, keepdims=True)                                   # g - mean(g)
+    dx -= scratch
+    dx *= rstd
+    # END SOLUTION
+    return dx, dweight, dbias
+
+
+class LayerNorm(Function):
+    """Layer normalization over ``normalized_shape``, the last dimensions of x: the equations are
+    layer_norm_forward / layer_norm_backward above.
+
+    forward(x, weight, bias, normalized_shape, eps): weight and bias of shape normalized_shape, or None.
     """
 
     @staticmethod
@@ -22,38 +78,11 @@ class LayerNorm(Function):
                 f"layer_norm: input of shape {tuple(x.shape)} does not end in normalized_shape "
                 f"{tuple(normalized_shape)}"
             )
-        xp = backend.array_module(x, weight, bias)
-        axes = tuple(range(x.ndim - k, x.ndim))
-        # the arrays made here are ours, so they are updated in place: fewer fresh buffers
-        x_hat = x - x.mean(axis=axes, keepdims=True)                 # x - mu
-        y = xp.multiply(x_hat, x_hat)                                # (x - mu)^2, then y's buffer
-        rstd = 1.0 / xp.sqrt(y.mean(axis=axes, keepdims=True) + eps)
-        x_hat *= rstd
-        ctx.save_for_backward(x_hat, rstd, weight)
-        ctx.axes, ctx.has_bias = axes, bias is not None
-        if weight is None and bias is None:
-            return x_hat
-        if weight is None:
-            return xp.add(x_hat, bias, out=y)
-        xp.multiply(x_hat, weight, out=y)
-        if bias is not None:
-            y += bias
+        y, cache = layer_norm_forward(x, weight, bias, eps, k)
+        ctx.save_for_backward(*cache)           # x_hat, r, weight, whether a bias, the axes
         return y
 
     @staticmethod
     def backward(ctx, dout):
-        x_hat, rstd, weight = ctx.saved_tensors
-        axes = ctx.axes
-        rows = tuple(range(dout.ndim - len(axes)))
-        xp = backend.array_module(dout, x_hat)
-        scratch = xp.multiply(dout, x_hat)
-        dweight = scratch.sum(axis=rows) if weight is not None else None          # dL/dw
-        dbias = dout.sum(axis=rows) if ctx.has_bias else None                     # dL/db
-        g = dout * weight if weight is not None else dout.copy()                  # dL/dx_hat
-        # dL/dx = r * (g - mean(g) - x_hat * mean(g * x_hat)), in place in g (a new array)
-        xp.multiply(g, x_hat, out=scratch)
-        xp.multiply(x_hat, scratch.mean(axis=axes, keepdims=True), out=scratch)
-        g -= g.mean(axis=axes, keepdims=True)
-        g -= scratch
-        g *= rstd
-        return g, dweight, dbias, None, None
+        dx, dweight, dbias = layer_norm_backward(dout, ctx.saved_tensors)
+        return dx, dweight, dbias, None, None

@@ -2,8 +2,12 @@
 from .. import backend
 from ..autograd import Function
 
+# The "# BEGIN SOLUTION" / "# END SOLUTION" / "# HINT:" comments below mark what the primitives
+# assignment asks students to write (Sum's backward and _restore): `minigrad assignment make` builds its file from this one.
+
 
 def _axes(dim, ndim):
+    """``dim`` as a sorted tuple of non-negative axes (all of them for None); an IndexError when out of range."""
     if dim is None:
         return tuple(range(ndim))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
@@ -15,9 +19,12 @@ def _axes(dim, ndim):
 
 def _restore(dout, axes, keepdim):
     """Put back the reduced dimensions as size 1, so dout broadcasts against the input."""
+    # BEGIN SOLUTION
+    # HINT: with keepdim the reduced axes are still there (size 1); else backend.array_module(dout).expand_dims(dout, axes) puts them back
     if keepdim or not axes:
         return dout
     return backend.array_module(dout).expand_dims(dout, axes)
+    # END SOLUTION
 
 
 class Sum(Function):
@@ -34,8 +41,11 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, dout):
         xp = backend.array_module(dout)
+        # BEGIN SOLUTION
+        # HINT: every x_i along the summed axes receives the same dout: put the axes back (_restore), then broadcast
         dout = _restore(dout, ctx.axes, ctx.keepdim)
         return xp.broadcast_to(dout, ctx.shape), None, None   # dy/dx_i = 1
+        # END SOLUTION
 
 
 class Mean(Function):

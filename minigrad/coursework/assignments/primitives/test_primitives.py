@@ -16,6 +16,8 @@ def test_mul_backward_with_broadcasting():
 def test_matmul_backward():
     a, b = inputs((2, 5), (5, 3))
     assert minigrad.gradcheck(lambda a, b: MatMul.apply(a, b), (a, b))
+    a, b = inputs((4, 2, 5), (5, 3))                # a batch of matrices times one matrix
+    assert minigrad.gradcheck(lambda a, b: MatMul.apply(a, b), (a, b))
 
 
 def test_tanh_backward():
@@ -32,10 +34,12 @@ def test_sum_backward():
     (x,) = inputs((2, 3, 4))
     assert minigrad.gradcheck(lambda x: Sum.apply(x, 2, False), (x,))
     assert minigrad.gradcheck(lambda x: Sum.apply(x, 0, True), (x,))
+    assert minigrad.gradcheck(lambda x: Sum.apply(x, (0, 2), False), (x,))   # dim may be a tuple
 
 
 def test_softmax_forward_and_backward():
     (x,) = inputs((2, 6))
-    y = Softmax.apply(x)
+    y = Softmax.apply(x + 1000.0, -1)               # no overflow
     assert abs(float(y.sum()) - 2.0) < 1e-12        # every row sums to 1
-    assert minigrad.gradcheck(lambda x: Softmax.apply(x), (x,))
+    assert minigrad.gradcheck(lambda x: Softmax.apply(x, -1), (x,))
+    assert minigrad.gradcheck(lambda x: Softmax.apply(x, 0), (x,))

@@ -1,0 +1,119 @@
+"""The practice sets teach the library's own code (coursework README, "One policy for the answers").
+
+primitives, rnn, lstm_gru and attention import their answer from the library (a LIBRARY block),
+so the set's functions ARE the library's: checked here by identity and by the library's Functions
+calling them.  transformer composes minigrad's public layers (the library keeps no composed
+attention): its reference must compute what nn.TransformerEncoderLayer(norm_first=True) and
+nn.MultiheadAttention compute, with the same weights, on both tiers.
+"""
+import importlib
+import importlib.util
+
+import numpy
+import pytest
+
+import minigrad
+from minigrad import functions as fn
+from minigrad import nn
+from minigrad.coursework import list_assignments, load_assignment
+
+ASSIGNMENTS = {a.name: a for a in list_assignments()}
+
+
+def reference_module(name):
+    """The set's reference solution, imported as it is (its LIBRARY block imports the library's code)."""
+    assignment = ASSIGNMENTS[name]
+    spec = importlib.util.spec_from_file_location(f"reference_{name}", assignment.reference)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name, library", [
+    ("primitives", {"Mul": fn.Mul, "MatMul": fn.MatMul, "Tanh": fn.Tanh, "Sigmoid": fn.Sigmoid, "Sum": fn.Sum,
+                    "Softmax": fn.Softmax}),
+    ("attention", {"softmax_forward": "minigrad.functions.softmax", "softmax_backward": "minigrad.functions.softmax",
+                   "layer_norm_forward": "minigrad.functions.normalization",
+                   "layer_norm_backward": "minigrad.functions.normalization",
+                   "attention_forward": "minigrad.functions.attention",
+                   "attention_backward": "minigrad.functions.attention"}),
+])
+def test_the_answer_is_the_library_object(name, library):
+    module = reference_module(name)
+    for attribute, owner in library.items():
+        expected = owner if not isinstance(owner, str) else getattr(importlib.import_module(owner), attribute)
+        assert getattr(module, attribute) is expected, f"{name}.{attribute} is a copy, not the library's"
+    answer_modules = load_assignment(name).spec["answer_modules"]
+    for attribute in library:
+        assert getattr(module, attribute).__module__ in answer_modules   # the grading worker stands in for it
+
+
+def test_the_library_functions_run_the_pair_functions():
+    """Softmax, LayerNorm and the reference attention run the attention set's answers: a change there
+    changes them (the equations are written once)."""
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4))
+    sm = importlib.import_module("minigrad.functions.softmax")
+    ln = importlib.import_module("minigrad.functions.normalization")
+    at = importlib.import_module("minigrad.functions.attention")
+    calls = []
+
+    def spy(module, name):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return original(*args, **kwargs)
+        return original, wrapper
+
+    patched = [(sm, "softmax_forward"), (sm, "softmax_backward"), (ln, "layer_norm_forward"),
+               (ln, "layer_norm_backward"), (at, "attention_forward"), (at, "attention_backward")]
+    originals = []
+    try:
+        for module, name in patched:
+            original, wrapper = spy(module, name)
+            originals.append((module, name, original))
+            setattr(module, name, wrapper)
+        t = minigrad.tensor(x, requires_grad=True)
+        t.softmax(-1).sum().backward()
+        nn.LayerNorm(4).double()(t).sum().backward()
+        q = minigrad.tensor(x, requires_grad=True)
+        minigrad.nn.functional.scaled_dot_product_attention(q, q, q, reference=True).sum().backward()
+    finally:
+        for module, name, original in originals:
+            setattr(module, name, original)
+    assert calls == [name for _, name in patched]
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_the_transformer_set_computes_the_library_layers(reference):
+    module = reference_module("transformer")
+    d_model, heads, d_ff, N, T = 8, 2, 16, 3, 5
+    minigrad.manual_seed(0)
+    block = module.TransformerBlock(d_model, heads, d_ff).double()
+    layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, batch_first=True, norm_first=True,
+                                       reference=reference).double()
+    same = {"self_attn.in_proj_weight": "attn.qkv.weight", "self_attn.in_proj_bias": "attn.qkv.bias",
+            "self_attn.out_proj.weight": "attn.proj.weight", "self_attn.out_proj.bias": "attn.proj.bias",
+            "linear1.weight": "ff.0.weight", "linear1.bias": "ff.0.bias",
+            "linear2.weight": "ff.2.weight", "linear2.bias": "ff.2.bias",
+            "norm1.weight": "ln1.weight", "norm1.bias": "ln1.bias", "norm2.weight": "ln2.weight", "norm2.bias": "ln2.bias"}
+    ours, theirs = dict(block.named_parameters()), dict(layer.named_parameters())
+    assert sorted(same) == sorted(theirs) and sorted(same.values()) == sorted(ours)
+    rng = numpy.random.default_rng(1)
+    for name, value in theirs.items():
+        value._data = rng.standard_normal(value.shape)
+        ours[same[name]]._data = value._data.copy()
+    x = rng.standard_normal((N, T, d_model))
+    causal = numpy.triu(numpy.ones((T, T), dtype=bool), k=1)     # True = may not attend, in both
+    a = minigrad.tensor(x, requires_grad=True)
+    b = minigrad.tensor(x, requires_grad=True)
+    out_set = block(a, minigrad.tensor(causal))
+    out_library = layer(b, src_mask=minigrad.tensor(causal))
+    assert numpy.allclose(out_set.numpy(), out_library.numpy(), atol=1e-12)
+    dout = rng.standard_normal(out_set.shape)
+    out_set.backward(minigrad.tensor(dout))
+    out_library.backward(minigrad.tensor(dout))
+    assert numpy.allclose(numpy.asarray(a.grad), numpy.asarray(b.grad), atol=1e-12)
+    for name, value in theirs.items():
+        assert numpy.allclose(numpy.asarray(ours[same[name]].grad), numpy.asarray(value.grad), atol=1e-12), name
