@@ -2,9 +2,10 @@
 
 primitives, rnn, lstm_gru and attention import their answer from the library (a LIBRARY block),
 so the set's functions ARE the library's: checked here by identity and by the library's Functions
-calling them.  transformer composes minigrad's public layers (the library keeps no composed
-attention): its reference must compute what nn.TransformerEncoderLayer(norm_first=True) and
-nn.MultiheadAttention compute, with the same weights, on both tiers.
+calling them.  transformer imports its attention (the library's reference tier, the attention
+set's answer) and composes the rest from minigrad's public layers: its reference must run that
+Function and compute what nn.TransformerEncoderLayer(norm_first=True) and nn.MultiheadAttention
+compute, with the same weights, on both tiers.
 """
 import importlib
 import importlib.util
@@ -117,3 +118,20 @@ def test_the_transformer_set_computes_the_library_layers(reference):
     assert numpy.allclose(numpy.asarray(a.grad), numpy.asarray(b.grad), atol=1e-12)
     for name, value in theirs.items():
         assert numpy.allclose(numpy.asarray(ours[same[name]].grad), numpy.asarray(value.grad), atol=1e-12), name
+
+
+def test_the_transformer_sets_attention_is_the_librarys_reference_function():
+    module = reference_module("transformer")
+    minigrad.manual_seed(0)
+    out = module.SelfAttention(4, 2)(minigrad.randn(2, 3, 4, requires_grad=True),
+                                     minigrad.tensor(numpy.triu(numpy.ones((3, 3), dtype=bool), k=1)))
+    seen, stack = set(), [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.function is fn.ScaledDotProductAttention:
+            return
+        stack.extend(parent.grad_fn for parent in node.inputs if parent is not None)
+    raise AssertionError("the transformer set's SelfAttention does not run functions/attention.py's Function")

@@ -1,6 +1,6 @@
 """Public tests: run them with  python -m pytest test_transformer.py"""
 import minigrad
-from transformer import SelfAttention, TransformerBlock, scaled_dot_product_attention
+from transformer import SelfAttention, TransformerBlock
 
 
 def randn(*shape):
@@ -12,13 +12,14 @@ def causal(T):
     return minigrad.tensor([[j > i for j in range(T)] for i in range(T)])
 
 
-def test_attention_first_query_sees_only_first_key():
+def test_self_attention_first_position_sees_only_itself():
     minigrad.manual_seed(0)
-    q, k, v = randn(1, 2, 3, 4), randn(1, 2, 3, 4), randn(1, 2, 3, 4)
-    out = scaled_dot_product_attention(q, k, v, causal(3))
-    assert out.shape == (1, 2, 3, 4)
-    assert (out[:, :, 0] - v[:, :, 0]).abs().sum().item() < 1e-12
-    assert minigrad.gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, causal(3)), (q, k, v))
+    layer = SelfAttention(d_model=4, n_heads=2).double()
+    x = randn(1, 3, 4)
+    changed = x.detach().clone()
+    changed[:, 1:] += 1.0                                  # the future moves; position 0 must not notice
+    first, moved = layer(x, causal(3))[:, 0], layer(changed, causal(3))[:, 0]
+    assert (first - moved).abs().sum().item() < 1e-12
 
 
 def test_self_attention_gradcheck():

@@ -6,29 +6,17 @@ Pre-LayerNorm block, as in GPT-2:
     x = x + FeedForward(LayerNorm(x)),   FeedForward = Linear(d_model, d_ff) -> ReLU -> Linear(d_ff, d_model)
 
 Shapes: N batch, T positions, d_model features, h heads of d_model / h features each.
-Write only forward methods and functions on minigrad Tensors: no ``.data``, no
-NumPy, so that autograd can take the gradient of everything.
+Write only forward methods on minigrad Tensors: no ``.data``, no NumPy, so that
+autograd can take the gradient of everything.
+
+The attention inside is the library's reference tier,
+``F.scaled_dot_product_attention(..., reference=True)``: the attention set's answer
+(minigrad/functions/attention.py), imported, not written again.  What you write here,
+the heads and the block around it, is a composition of minigrad's public layers;
+nn.MultiheadAttention and nn.TransformerEncoderLayer(norm_first=True) compute the same.
 """
-import math
-
+from minigrad import functional as F
 from minigrad import nn
-
-
-def scaled_dot_product_attention(q, k, v, mask=None):
-    """q, k, v (N, h, T, d_head) Tensors -> (N, h, T, d_head).
-
-    mask (T, T) bool Tensor or None: where it is True, a query may not look at
-    that key (its score becomes -inf before the softmax).  True = blocked, as in
-    minigrad's and PyTorch's attention (``attn_mask``).
-    """
-    # BEGIN SOLUTION
-    # HINT: compare every query with every key, scaled by 1/sqrt(d_head); k.transpose(-2, -1) swaps its last two dims
-    # HINT: Tensor.masked_fill(where, value) replaces the entries where `where` is True
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])     # (N, h, T, T)
-    if mask is not None:
-        scores = scores.masked_fill(mask, float("-inf"))
-    return scores.softmax(dim=-1) @ v
-    # END SOLUTION
 
 
 class SelfAttention(nn.Module):
@@ -45,11 +33,14 @@ class SelfAttention(nn.Module):
         # BEGIN SOLUTION
         # HINT: split qkv(x) into q, k, v with .chunk(3, dim=-1), then each (N, T, d_model) into heads:
         # HINT: .reshape(N, T, h, d_head).transpose(1, 2) gives (N, h, T, d_head); undo it after attention
+        # HINT: attention is F.scaled_dot_product_attention(..., reference=True), the attention set's answer;
+        # HINT: its boolean attn_mask is PyTorch's, True = MAY attend: pass ~mask
         N, T, d_model = x.shape
         h = self.n_heads
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         q, k, v = (t.reshape(N, T, h, d_model // h).transpose(1, 2) for t in (q, k, v))
-        heads = scaled_dot_product_attention(q, k, v, mask)            # (N, h, T, d_head)
+        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else ~mask,
+                                               reference=True)           # (N, h, T, d_head)
         return self.proj(heads.transpose(1, 2).reshape(N, T, d_model))
         # END SOLUTION
 
