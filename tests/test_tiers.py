@@ -155,6 +155,15 @@ def test_functions_equal_for_one_sequence(kind, H, dtype):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("T, N", [(1, 1), (1, 5), (2, 5), (3, 1)])
+def test_functions_equal_on_both_sides_of_the_recurrent_weights_copy(kind, T, N):
+    """The fast tier copies W_hh^T to a contiguous operand unless T = 1 or N = 1 (block 6)."""
+    for reverse, lengths, bias, initial in [(False, None, True, True), (True, [T] + [1] * (N - 1), False, False)]:
+        _compare(*_on_both_tiers(_functional(kind, T, N, 3, 17, bias, initial, lengths if N > 1 else None,
+                                             reverse, "cpu")))
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_functions_equal_for_one_sequence_on_the_strict_device(kind):
     _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, 17, False, False, [4], True, "strict")))
 
