@@ -91,9 +91,9 @@ def test_the_transformer_set_computes_the_library_layers(reference):
     module = reference_module("transformer")
     d_model, heads, d_ff, N, T = 8, 2, 16, 3, 5
     minigrad.manual_seed(0)
-    block = module.TransformerBlock(d_model, heads, d_ff).double()
+    block = module.TransformerBlock(d_model, heads, d_ff).double().to("cpu")    # NumPy weights below: the host
     layer = nn.TransformerEncoderLayer(d_model, heads, d_ff, dropout=0.0, batch_first=True, norm_first=True,
-                                       reference=reference).double()
+                                       reference=reference).double().to("cpu")
     same = {"self_attn.in_proj_weight": "attn.qkv.weight", "self_attn.in_proj_bias": "attn.qkv.bias",
             "self_attn.out_proj.weight": "attn.proj.weight", "self_attn.out_proj.bias": "attn.proj.bias",
             "linear1.weight": "ff.0.weight", "linear1.bias": "ff.0.bias",
@@ -107,14 +107,14 @@ def test_the_transformer_set_computes_the_library_layers(reference):
         ours[same[name]]._data = value._data.copy()
     x = rng.standard_normal((N, T, d_model))
     causal = numpy.triu(numpy.ones((T, T), dtype=bool), k=1)     # True = may not attend, in both
-    a = minigrad.tensor(x, requires_grad=True)
-    b = minigrad.tensor(x, requires_grad=True)
-    out_set = block(a, minigrad.tensor(causal))
-    out_library = layer(b, src_mask=minigrad.tensor(causal))
+    a = minigrad.tensor(x, requires_grad=True, device="cpu")
+    b = minigrad.tensor(x, requires_grad=True, device="cpu")
+    out_set = block(a, minigrad.tensor(causal, device="cpu"))
+    out_library = layer(b, src_mask=minigrad.tensor(causal, device="cpu"))
     assert numpy.allclose(out_set.numpy(), out_library.numpy(), atol=1e-12)
     dout = rng.standard_normal(out_set.shape)
-    out_set.backward(minigrad.tensor(dout))
-    out_library.backward(minigrad.tensor(dout))
+    out_set.backward(minigrad.tensor(dout, device="cpu"))
+    out_library.backward(minigrad.tensor(dout, device="cpu"))
     assert numpy.allclose(numpy.asarray(a.grad), numpy.asarray(b.grad), atol=1e-12)
     for name, value in theirs.items():
         assert numpy.allclose(numpy.asarray(ours[same[name]].grad), numpy.asarray(value.grad), atol=1e-12), name
