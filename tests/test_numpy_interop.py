@@ -135,3 +135,13 @@ def test_array_on_the_left_gives_the_right_hand_result(array):
     for ours, theirs in ((array * x, t * array), (array - x, -(t - array)), (array / (x + 1), 1 / ((t + 1) / array))):
         assert isinstance(ours, minigrad.Tensor) and str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_a_python_number_keeps_a_0d_tensors_dtype_forward_and_backward():
+    """PyTorch: 0 + t, t * 0.5, t ** 2 of a 0-d float32 t are float32, and so are the gradients.
+    NumPy before 2.0 computes such 0-d expressions in float64 (CI's matrix runs NumPy 1.24)."""
+    x = minigrad.tensor(3.0, requires_grad=True)
+    loss = sum([(x * 0.5), (1 - x), (x / 3), (x ** 2), x.tanh()])        # sum() starts from 0 + tensor
+    assert loss.dtype == minigrad.float32
+    loss.backward()
+    assert x.grad.dtype == minigrad.float32

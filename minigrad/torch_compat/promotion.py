@@ -7,11 +7,18 @@
                              scalars as it treats Python numbers: they never set a tensor's dtype)
     same_dtype(op, **named)  PyTorch refuses float32 @ float64 (and float32 weights on float64
                              input) instead of computing quietly in float64; so does minigrad
+
+NumPy before 2.0 (before NEP 50) also lets a Python number set the dtype of a 0-d array:
+there, float32 0-d * 0.5 and 0 + float32 0-d are float64.  On those versions (and only
+there: ``NUMBERS_SET_0D_DTYPES``) a number next to a 0-d float tensor is handed over as a
+scalar of the tensor's dtype.
 """
 import numbers
 
-from .. import autograd
+from .. import autograd, backend
 from ..dtypes import get_default_dtype
+
+NUMBERS_SET_0D_DTYPES = (backend.numpy.zeros((), "float32") * 0.5).dtype != "float32"   # NumPy < 2
 
 CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating point
 
@@ -40,6 +47,8 @@ def promote(a, b, division=False):
     a_int = a_tensor and a._data.dtype.kind in "iub"
     b_int = b_tensor and b._data.dtype.kind in "iub"
     if not (a_int or b_int):
+        if NUMBERS_SET_0D_DTYPES and a_tensor != b_tensor:
+            return _number_as_0d_dtype(a, b, a_tensor)
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":
         return a.type(b.dtype), b
@@ -50,6 +59,16 @@ def promote(a, b, division=False):
         a = a.type(get_default_dtype()) if a_int else a
         b = b.type(get_default_dtype()) if b_int else b
     return a, b
+
+
+def _number_as_0d_dtype(a, b, a_is_tensor):
+    """NumPy < 2: a Python number beside a 0-d float tensor, as a scalar of the tensor's dtype
+    (NumPy 1 would compute in float64; PyTorch keeps the tensor's dtype)."""
+    tensor, number = (a, b) if a_is_tensor else (b, a)
+    if tensor._data.ndim != 0 or type(number) not in PLAIN:
+        return a, b
+    number = tensor._data.dtype.type(number)
+    return (a, number) if a_is_tensor else (number, b)
 
 
 def _zero_dim_follows(a, b):
