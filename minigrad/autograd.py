@@ -13,8 +13,7 @@ are added (``a + b``, never in place), which is why a tensor used twice gets
 the sum of both contributions.
 
 Module-level state: ``_grad_enabled`` (what ``no_grad`` switches, process-wide
-as in torch), ``_sequence`` (numbers the nodes), a constant saying whether NumPy
-is older than 2.0, and ``Tensor``, the class the
+as in torch), ``_sequence`` (numbers the nodes), and ``Tensor``, the class the
 engine wraps its outputs in, handed over once by tensor.py (``use_tensor_class``):
 Tensor is built on Function, so the engine cannot import it.
 """
@@ -26,9 +25,6 @@ from . import backend
 
 _grad_enabled = True
 _sequence = itertools.count()   # numbers the graph nodes in creation order (see backward)
-# NumPy < 2 (before NEP 50) lets a Python number in a backward's formula (1 - y * y) turn a 0-d
-# float32 array into float64; there the engine casts each gradient back to its input's dtype
-_NUMBERS_SET_0D_DTYPES = (backend.numpy.zeros((), "float32") * 0.5).dtype != "float32"
 
 # The class the engine wraps arrays in.  Tensor is built on top of Function, so
 # the engine does not import it: tensor.py hands it over with use_tensor_class.
@@ -298,8 +294,8 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
                     f"for an input of shape {parent.shape}: a backward must return one "
                     "gradient per input, of that input's shape"
                 )
-            if _NUMBERS_SET_0D_DTYPES and dinput.dtype != parent._data.dtype:
-                dinput = dinput.astype(parent._data.dtype)      # a gradient has its tensor's dtype
+            if backend.NUMBERS_SET_0D_DTYPES and dinput.dtype != parent._data.dtype:
+                dinput = dinput.astype(parent._data.dtype)      # NumPy < 2: 1 - y * y on 0-d float32 is float64
             parent_node, index = parent.grad_fn, parent._output_index
             if parent._history is not None:   # changed in place later: the node it had when used here
                 parent_node, index = parent._node_before(node.sequence)

@@ -30,6 +30,10 @@ _array_types = {numpy.ndarray: "cpu"}  # array type -> device name
 _generators = {}                    # device name -> random generator
 _seed = None
 
+# NumPy < 2 (before NEP 50) lets a Python number set a 0-d array's dtype: float32 0-d * 0.5 is float64
+# there.  promotion.promote and the engine's backward correct for it only where this is True.
+NUMBERS_SET_0D_DTYPES = (numpy.zeros((), "float32") * 0.5).dtype != "float32"
+
 
 class DeviceError(RuntimeError):
     """A device that is not available, or inputs that live on different devices."""

@@ -10,15 +10,13 @@
 
 NumPy before 2.0 (before NEP 50) also lets a Python number set the dtype of a 0-d array:
 there, float32 0-d * 0.5 and 0 + float32 0-d are float64.  On those versions (and only
-there: ``NUMBERS_SET_0D_DTYPES``) a number next to a 0-d float tensor is handed over as a
-scalar of the tensor's dtype.
+there: ``backend.NUMBERS_SET_0D_DTYPES``) a number next to a 0-d float tensor is handed over
+as a scalar of the tensor's dtype.
 """
 import numbers
 
 from .. import autograd, backend
 from ..dtypes import get_default_dtype
-
-NUMBERS_SET_0D_DTYPES = (backend.numpy.zeros((), "float32") * 0.5).dtype != "float32"   # NumPy < 2
 
 CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}     # bool < integer < floating point
 
@@ -47,7 +45,7 @@ def promote(a, b, division=False):
     a_int = a_tensor and a._data.dtype.kind in "iub"
     b_int = b_tensor and b._data.dtype.kind in "iub"
     if not (a_int or b_int):
-        if NUMBERS_SET_0D_DTYPES and a_tensor != b_tensor:
+        if backend.NUMBERS_SET_0D_DTYPES and a_tensor != b_tensor:
             return _number_as_0d_dtype(a, b, a_tensor)
         return a, b                                    # the common case: floats, or a float and a number
     if a_int and isinstance(b, Tensor) and b.dtype.kind == "f":
