@@ -268,6 +268,30 @@ def test_attention_equal_in_small_blocks(monkeypatch):
     _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, 0.2, True)))
 
 
+@pytest.mark.parametrize("stored_scores", [143, 144])    # P has 2 * 3 * 4 * 6 = 144 scores: recomputed, kept
+@pytest.mark.parametrize("mask_name", ["none", "random (N, 1, Tq, Tk)", "float (N, 1, Tq, Tk)"])
+@pytest.mark.parametrize("dropout_p", [0.0, 0.3])
+@pytest.mark.parametrize("block", [7, 2 ** 21])                  # blocks of query rows, one block
+def test_attention_equal_whether_the_fast_tier_keeps_P_or_recomputes_it(monkeypatch, stored_scores, mask_name,
+                                                                        dropout_p, block):
+    """attention_fast's block 2: P kept up to STORED_SCORES scores, recomputed beyond; both equal the reference."""
+    from minigrad.functions import attention_fast
+    monkeypatch.setattr(attention_fast, "STORED_SCORES", stored_scores)
+    monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", block)
+    mask = _masks()[mask_name]
+    for return_weights in (False, True):
+        _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, dropout_p, return_weights)))
+    q, k, v = (minigrad.randn(*s, dtype=f64, requires_grad=True) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)))
+    out = F.scaled_dot_product_attention(q, k, v, None if mask is None else minigrad.tensor(mask), dropout_p)
+    assert (out.grad_fn.saved_tensors[-1] is not None) == (stored_scores >= 144)      # the path this case takes
+    upstream = minigrad.randn(*out.shape, dtype=f64)
+    out.backward(upstream, retain_graph=True)                   # a second backward reads the same P
+    first = [t.grad.copy() for t in (q, k, v)]
+    out.backward(upstream)
+    for a, t in zip(first, (q, k, v)):
+        _same(2 * a, t.grad, "gradient after two backwards", 1e-12)
+
+
 def test_transformer_encoder_layer_equal():
     def run(reference):
         layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True,

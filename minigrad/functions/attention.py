@@ -32,8 +32,9 @@ The equations are written once, in ``attention_forward`` / ``attention_backward`
 pair form ``out, cache = forward(...)``, ``grads = backward(dout, cache)``: the attention
 practice set's answer); the Function ``ScaledDotProductAttention`` calls them.
 
-The fast tier, ``attention_fast.py``, never holds a whole (..., Tq, Tk) matrix
-(it works in blocks and recomputes P in the backward); tests prove the two equal.
+The fast tier, ``attention_fast.py``, works in blocks, holds no whole (..., Tq, Tk)
+matrix but P (and beyond a size not even P: it recomputes it in the backward); tests
+prove the two equal.
 """
 import math
 

@@ -16,12 +16,18 @@ What this tier changes, block by block (the reference's lines in brackets):
      256 MB, and a fresh buffer of that size costs more to allocate than to
      fill.  So the work is done in blocks of about BLOCK_ELEMENTS scores (a few
      examples, or a few query rows of one example: query rows are independent),
-     in two buffers allocated once per call and reused (a few MB: mostly in the
-     CPU cache); the softmax runs in place in the block.  [``scores = ...``,
+     in buffers allocated once per call and reused (a few MB: mostly in the
+     CPU cache); the softmax runs in place in the block (in P itself when
+     block 2 keeps it).  [``scores = ...``,
      ``softmax_over_keys``, and each line of the backward, on whole matrices.]
-  2. P is not stored.  The forward keeps only each row's log-sum-exp,
+  2. P is stored only while it is small.  Up to STORED_SCORES scores (2^26:
+     256 MB of float32, batch 8, 8 heads, T = 1024) the forward writes its P
+     blocks straight into one whole P array and the backward reads them back.
+     Beyond that the forward keeps only each row's log-sum-exp,
      lse = log sum_j exp(S_ij), and the backward recomputes each block's
-     P = exp(S - lse) from Q and K (one more matmul, as FlashAttention does).
+     P = exp(S - lse) from Q and K (one more matmul, as FlashAttention does),
+     so memory stays a few blocks however long the sequence.  (Recomputing at
+     every size: the attention alone +9-26% at batch 8, T = 64 ... 1024.)
      [``ctx.save_for_backward(q, k, v, weights, ...)``.]
   3. rowsum(dP * P) = rowsum(dO * O) (sum_j dP_ij P_ij = dO_i . sum_j D_ij V_j,
      as O = D V): a pass over (Tq, Dv) instead of one over (Tq, Tk).
@@ -54,6 +60,7 @@ from .attention import check_attention_inputs
 
 
 BLOCK_ELEMENTS = 2 ** 21   # scores per block: 8 MB of float32 (measured best of 2^19 ... 2^23)
+STORED_SCORES = 2 ** 26    # the largest P the forward keeps for the backward (block 2)
 
 
 def _score_blocks(rows, queries, per_query):
@@ -117,10 +124,14 @@ class FastScaledDotProductAttention(Function):
         for n in batch[1:]:
             per_query *= n
         blocks = _score_blocks(batch[0], tq, per_query)
-        buffer = xp.empty(_block_size(blocks, per_query), dtype)
+        stored = None                                          # block 2: the whole P, while it is small
+        if batch[0] * tq * per_query <= STORED_SCORES:
+            stored = xp.empty(scores_shape, dtype)
+        else:
+            buffer = xp.empty(_block_size(blocks, per_query), dtype)
         for rows, queries in blocks:
             at = (rows, Ellipsis, queries, slice(None))
-            s = _view(buffer, q_scaled[at].shape[:-1] + (tk,))
+            s = stored[at] if stored is not None else _view(buffer, q_scaled[at].shape[:-1] + (tk,))
             xp.matmul(q_scaled[at], k_t[rows], out=s)                             # Q K^T scale block
             if bias_b is not None:
                 s += bias_b[at]                               # S block
@@ -137,10 +148,10 @@ class FastScaledDotProductAttention(Function):
             if weights is not None:
                 weights[at] = s
             if keep is not None:
-                s *= keep[at]
+                s = s * keep[at]                              # (a new array: P itself may be kept)
                 s *= 1.0 / (1.0 - dropout_p)                  # D block
             out[at] = xp.matmul(s, v_b[rows])                 # O block = D V
-        ctx.save_for_backward(q_scaled, k, v, k_t, bias_b, keep, out, lse)
+        ctx.save_for_backward(q_scaled, k, v, k_t, bias_b, keep, out, lse, stored)
         ctx.scale, ctx.dropout_p, ctx.unbatched = scale, dropout_p, unbatched
         ctx.blocks, ctx.block_size = blocks, _block_size(blocks, per_query)
         if unbatched:
@@ -149,7 +160,7 @@ class FastScaledDotProductAttention(Function):
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, k_t, bias_b, keep, out, lse = ctx.saved_tensors
+        q_scaled, k, v, k_t, bias_b, keep, out, lse, stored = ctx.saved_tensors
         xp = backend.array_module(dout, out)
         if ctx.unbatched:
             dout = dout[None]
@@ -162,16 +173,20 @@ class FastScaledDotProductAttention(Function):
         dk = xp.zeros(batch + k.shape[-2:], k.dtype)
         dv = xp.zeros(batch + v.shape[-2:], v.dtype)
         dbias = xp.empty(bias_b.shape, out.dtype) if ctx.needs_input_grad[3] else None
-        p_buffer, dp_buffer = xp.empty(ctx.block_size, out.dtype), xp.empty(ctx.block_size, out.dtype)
+        dp_buffer = xp.empty(ctx.block_size, out.dtype)
+        p_buffer = xp.empty(ctx.block_size, out.dtype) if stored is None else None
         for rows, queries in ctx.blocks:
             at = (rows, Ellipsis, queries, slice(None))
             shape = q_scaled[at].shape[:-1] + (tk,)
-            p = _view(p_buffer, shape)
-            xp.matmul(q_scaled[at], k_t[rows], out=p)        # S block again
-            if bias_b is not None:
-                p += bias_b[at]
-            p -= lse[at]
-            xp.exp(p, out=p)                                  # P = exp(S - lse)
+            if stored is not None:
+                p = stored[at]                                # P, kept by the forward (block 2)
+            else:
+                p = _view(p_buffer, shape)
+                xp.matmul(q_scaled[at], k_t[rows], out=p)    # S block again
+                if bias_b is not None:
+                    p += bias_b[at]
+                p -= lse[at]
+                xp.exp(p, out=p)                              # P = exp(S - lse)
             d = p
             if keep is not None:
                 d = p * keep[at]
