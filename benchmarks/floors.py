@@ -18,7 +18,7 @@ PyTorch, in this process, interleaved (min over repeats of the calling thread's 
 
 The sequences follow minigrad/functions/rnn_fast.py (blocks 1-12 of its header: gate-major
 gates, one tanh for the four gates, slopes before the loop, the [h, x, 1] rows of the tiny
-LSTM) and minigrad/functions/attention_fast.py (blocks of scores, P recomputed in the backward).
+LSTM) and minigrad/functions/attention_fast.py (blocks of scores, P kept for the backward).
 """
 import argparse
 import os
@@ -194,11 +194,11 @@ def _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, 
 def mha_floor(B, T, d, heads, seed=0):
     """(step, NumPy calls per step): self-attention forward + backward, loss = sum of the outputs.
 
-    The attention itself as attention_fast.py does it: blocks of about 2^21 scores in two
-    buffers allocated once, P not stored (recomputed from the log-sum-exp), rowsum(dP * P)
-    as rowsum(dO * O).
+    The attention itself as attention_fast.py does it at these sizes: blocks of about
+    BLOCK_ELEMENTS scores, P kept whole for the backward (up to STORED_SCORES scores), dP in
+    one buffer allocated once, rowsum(dP * P) as rowsum(dO * O).
     """
-    from minigrad.functions.attention_fast import _block_size, _score_blocks
+    from minigrad.functions.attention_fast import STORED_SCORES, _block_size, _score_blocks
     rng = numpy.random.default_rng(seed)
     x = rng.standard_normal((B * T, d), dtype=F32)
     w_in = rng.standard_normal((3 * d, d), dtype=F32) * 0.05
@@ -210,7 +210,7 @@ def mha_floor(B, T, d, heads, seed=0):
     dout = numpy.ones((B * T, d), F32)
     blocks = _score_blocks(B, T, heads * T)
     size = _block_size(blocks, heads * T)
-    p_buffer, dp_buffer = numpy.empty(size, F32), numpy.empty(size, F32)
+    assert B * heads * T * T <= STORED_SCORES, "P is recomputed at this size: not this floor's algorithm"
 
     def split(a):                                                         # (B*T, d) -> (B, heads, T, hd)
         return a.reshape(B, T, heads, hd).transpose(0, 2, 1, 3)
@@ -228,17 +228,16 @@ def mha_floor(B, T, d, heads, seed=0):
         q *= scale
         k_t = numpy.ascontiguousarray(k.transpose(0, 1, 3, 2))
         out = numpy.empty((B, heads, T, hd), F32)
-        lse = numpy.empty((B, heads, T, 1), F32)
+        P = numpy.empty((B, heads, T, T), F32)
         for rows, queries in blocks:
             at = (rows, Ellipsis, queries, slice(None))
-            s = view(p_buffer, q[at].shape[:-1] + (T,))
+            s = P[at]
             numpy.matmul(q[at], k_t[rows], out=s)
             row_max = s.max(axis=-1, keepdims=True)
             s -= row_max
             numpy.exp(s, out=s)
             total = s.sum(axis=-1, keepdims=True)
             s /= total
-            lse[at] = row_max + numpy.log(total)
             out[at] = numpy.matmul(s, v[rows])
         context = merge(out)
         y = context @ w_out.T
@@ -252,13 +251,11 @@ def mha_floor(B, T, d, heads, seed=0):
         dq = numpy.empty((B, heads, T, hd), F32)
         dk = numpy.zeros((B, heads, T, hd), F32)
         dv = numpy.zeros((B, heads, T, hd), F32)
+        dp_buffer = numpy.empty(size, F32)
         for rows, queries in blocks:
             at = (rows, Ellipsis, queries, slice(None))
             shape = q[at].shape[:-1] + (T,)
-            p = view(p_buffer, shape)
-            numpy.matmul(q[at], k_t[rows], out=p)
-            p -= lse[at]
-            numpy.exp(p, out=p)
+            p = P[at]
             dv[rows] += numpy.matmul(p.transpose(0, 1, 3, 2), dO[at])
             dp = view(dp_buffer, shape)
             numpy.matmul(dO[at], v_t[rows], out=dp)
@@ -271,7 +268,7 @@ def mha_floor(B, T, d, heads, seed=0):
         dqkv.T @ x, dqkv.sum(axis=0)                                      # dW_in, db_in
         return dqkv @ w_in                                                # dx
     step()
-    calls = 10 + 11 * len(blocks) + 14 + 12 * len(blocks) + 7
+    calls = 10 + 10 * len(blocks) + 15 + 9 * len(blocks) + 7
     return step, calls
 
 
