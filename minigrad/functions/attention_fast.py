@@ -83,6 +83,12 @@ def _block_size(blocks, per_query):
     return max((r.stop - r.start) * (i.stop - i.start) for r, i in blocks) * per_query
 
 
+def _broadcast(xp, array, shape):
+    """``array`` broadcast to ``shape``; the array itself when it has that shape already (the usual
+    case: xp.broadcast_to costs more than the rest of the setup of a one-token decoding step)."""
+    return array if array.shape == shape else xp.broadcast_to(array, shape)
+
+
 def _view(buffer, shape):
     """The first prod(shape) elements of a flat buffer, viewed with ``shape`` (no copy)."""
     size = 1
@@ -109,11 +115,11 @@ class FastScaledDotProductAttention(Function):
             q, k, v, scores_shape = q[None], k[None], v[None], (1,) + scores_shape
         batch, (tq, tk) = scores_shape[:-2], scores_shape[-2:]
         dtype = q.dtype
-        q_scaled = xp.multiply(xp.broadcast_to(q, batch + q.shape[-2:]), scale,
+        q_scaled = xp.multiply(_broadcast(xp, q, batch + q.shape[-2:]), scale,
                                out=xp.empty(batch + q.shape[-2:], dtype))        # Q scale  (..., Tq, Dk)
-        k_t = xp.ascontiguousarray(xp.swapaxes(xp.broadcast_to(k, batch + k.shape[-2:]), -1, -2))  # (..., Dk, Tk)
-        v_b = xp.broadcast_to(v, batch + v.shape[-2:])                           # (..., Tk, Dv)
-        bias_b = None if bias is None else xp.broadcast_to(bias, scores_shape)
+        k_t = xp.ascontiguousarray(xp.swapaxes(_broadcast(xp, k, batch + k.shape[-2:]), -1, -2))  # (..., Dk, Tk)
+        v_b = _broadcast(xp, v, batch + v.shape[-2:])                           # (..., Tk, Dv)
+        bias_b = None if bias is None else _broadcast(xp, bias, scores_shape)
         keep = None
         if dropout_p > 0.0:
             keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
@@ -166,8 +172,8 @@ class FastScaledDotProductAttention(Function):
             dout = dout[None]
             dweights = None if dweights is None else dweights[None]
         batch, tk = q_scaled.shape[:-2], k_t.shape[-1]
-        k_b = xp.broadcast_to(k, batch + k.shape[-2:])
-        v_t = xp.ascontiguousarray(xp.swapaxes(xp.broadcast_to(v, batch + v.shape[-2:]), -1, -2))  # (..., Dv, Tk)
+        k_b = _broadcast(xp, k, batch + k.shape[-2:])
+        v_t = xp.ascontiguousarray(xp.swapaxes(_broadcast(xp, v, batch + v.shape[-2:]), -1, -2))  # (..., Dv, Tk)
         inner = (dout * out).sum(axis=-1, keepdims=True)     # rowsum(dP * P) = rowsum(dO * O)
         dq = xp.empty(q_scaled.shape, q_scaled.dtype)
         dk = xp.zeros(batch + k.shape[-2:], k.dtype)

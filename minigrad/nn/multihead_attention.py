@@ -170,9 +170,9 @@ class MultiheadAttention(Module):
         h = self.num_heads
         past = 0                            # positions already in the cache (self-attention decoding)
 
-        if same_input and self.in_proj_weight is not None and cache is None:                     # one matmul for Q, K and V
+        if same_input and self.in_proj_weight is not None and not static_kv:    # one matmul for Q, K and V
             q, k, v = linear(query, self.in_proj_weight, self.in_proj_bias).split(self.embed_dim, dim=-1)
-            q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)
+            q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)   # (N, h, T, Dh)
         else:
             q = split_heads(self.q_proj(query), h)               # (N, h, Tq, Dh)
             if cache is not None and static_kv and "k" in cache:
@@ -180,12 +180,12 @@ class MultiheadAttention(Module):
             else:
                 k = split_heads(self.k_proj(key), h)             # (N, h, S, Dh)
                 v = split_heads(self.v_proj(value), h)
-                if cache is not None and not static_kv and "k" in cache:
-                    past = cache["k"].shape[2]
-                    k = cat([cache["k"], k], dim=2)              # earlier positions first
-                    v = cat([cache["v"], v], dim=2)
-            if cache is not None:
-                cache["k"], cache["v"] = k, v
+        if cache is not None and not static_kv and "k" in cache:   # self-attention decoding: append
+            past = cache["k"].shape[2]
+            k = cat([cache["k"], k], dim=2)                      # earlier positions first
+            v = cat([cache["v"], v], dim=2)
+        if cache is not None:
+            cache["k"], cache["v"] = k, v
         s = k.shape[2]
         if key_padding_mask is not None and cache is not None and not static_kv:
             raise ValueError("MultiheadAttention: key_padding_mask with a self-attention cache is not supported")
