@@ -124,17 +124,18 @@ class FastScaledDotProductAttention(Function):
         if dropout_p > 0.0:
             keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
         out = xp.empty(batch + (tq, v.shape[-1]), dtype)
-        lse = xp.empty(batch + (tq, 1), dtype)
         weights = xp.empty(scores_shape, dtype) if return_weights else None
         per_query = tk
         for n in batch[1:]:
             per_query *= n
         blocks = _score_blocks(batch[0], tq, per_query)
         stored = None                                          # block 2: the whole P, while it is small
+        lse = None                                             # without P: each row's log-sum-exp
         if batch[0] * tq * per_query <= STORED_SCORES:
             stored = xp.empty(scores_shape, dtype)
         else:
             buffer = xp.empty(_block_size(blocks, per_query), dtype)
+            lse = xp.empty(batch + (tq, 1), dtype)
         for rows, queries in blocks:
             at = (rows, Ellipsis, queries, slice(None))
             s = stored[at] if stored is not None else _view(buffer, q_scaled[at].shape[:-1] + (tk,))
@@ -149,8 +150,9 @@ class FastScaledDotProductAttention(Function):
             total = s.sum(axis=-1, keepdims=True)
             if bias_b is not None:
                 total[total == 0] = 1                         # so those rows stay 0, not 0/0
-            s /= total                                        # P block, in place
-            lse[at] = row_max + xp.log(total)                 # P = exp(S - lse), for the backward
+            s *= 1 / total                                    # P block, in place
+            if lse is not None:
+                lse[at] = row_max + xp.log(total)             # P = exp(S - lse), for the backward
             if weights is not None:
                 weights[at] = s
             if keep is not None:
