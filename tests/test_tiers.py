@@ -156,11 +156,14 @@ def test_functions_equal_for_one_sequence(kind, H, dtype):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("T, N", [(1, 1), (1, 5), (2, 5), (3, 1)])
-def test_functions_equal_on_both_sides_of_the_recurrent_weights_copy(kind, T, N):
-    """The fast tier copies W_hh^T to a contiguous operand unless T = 1 or N = 1 (block 6)."""
+@pytest.mark.parametrize("dtype", [f64, minigrad.float32])
+def test_functions_equal_on_both_sides_of_the_one_step_rules(kind, T, N, dtype):
+    """The fast tier copies W_hh^T to a contiguous operand unless T = 1 or N = 1 (block 6), and the
+    GRU halves its r, z weight rows unless T = 1, where it halves the step's pre-activations (block 2)."""
+    tolerance = 1e-10 if dtype == f64 else 1e-5
     for reverse, lengths, bias, initial in [(False, None, True, True), (True, [T] + [1] * (N - 1), False, False)]:
         _compare(*_on_both_tiers(_functional(kind, T, N, 3, 17, bias, initial, lengths if N > 1 else None,
-                                             reverse, "cpu")))
+                                             reverse, "cpu", dtype)), tolerance)
 
 
 @pytest.mark.parametrize("kind", KINDS)
