@@ -152,7 +152,9 @@ def _halved(w, half_rows):
     itself when half_rows is None."""
     if w is None or half_rows is None:
         return w
-    return w * (half_rows[:, None] if w.ndim == 2 else half_rows)
+    if w.ndim == 1:
+        return w * half_rows                                           # a bias: entry i times half_rows[i]
+    return w * half_rows[:, None]                                      # a weight: row i times half_rows[i]
 
 
 def _gate_blocks_T(xp, w, T, N):
@@ -424,8 +426,8 @@ class FastGRUFunction(Function):
         if reset_after:                                                 # [ah_r, ah_z, ah_n] in one batched matmul
             w_rec_T = _gate_blocks_T(xp, _halved(w_hh, half_rows), T, N)
         else:                                                           # [ah_r, ah_z]; ah_n waits for r
-            w_rec_T = _gate_blocks_T(xp, _halved(w_hh[:2 * H], None if half_rows is None else half_rows[:2 * H]),
-                                     T, N)
+            w_rz = w_hh[:2 * H]                                         # the r, z rows
+            w_rec_T = _gate_blocks_T(xp, w_rz if half_rows is None else w_rz * 0.5, T, N)
             w_hn_T = _recurrent_operand(xp, w_hh[2 * H:].T, T, N)
         recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)       # step t's h_{t-1} W_k^T
         if T == 1:      # block 6: laid out (gates, H, N), which NumPy's matmul fills as W_k h^T (faster)
