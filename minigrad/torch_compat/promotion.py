@@ -40,7 +40,7 @@ def promote(a, b, division=False):
     a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
     if not (a_tensor or type(a) in PLAIN) or not (b_tensor or type(b) in PLAIN):
         a, b = weak(a), weak(b)                        # a NumPy scalar (rare): as its Python number
-    if a_tensor and b_tensor and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+    if a_tensor and b_tensor and a._data.dtype != b._data.dtype and (a._data.ndim == 0) != (b._data.ndim == 0):
         a, b = _zero_dim_follows(a, b)
     a_int = a_tensor and a._data.dtype.kind in "iub"
     b_int = b_tensor and b._data.dtype.kind in "iub"
