@@ -173,9 +173,10 @@ class Function:
         """
         recording = _grad_enabled      # under no_grad no node is made: skip its bookkeeping
         arrays = []         # what forward receives: each Tensor's array, other arguments as given
-        parents = []        # per argument: the Tensor if it needs a gradient, else None
-        needs = []          # per argument: does it need a gradient?
-        versions = []       # (counter, value) of every Tensor argument
+        if recording:
+            parents = []    # per argument: the Tensor if it needs a gradient, else None
+            needs = []      # per argument: does it need a gradient?
+            versions = []   # (counter, value) of every Tensor argument
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
