@@ -304,6 +304,104 @@ def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
     return step, 25
 
 
+# ----------------------------------------------------------------------------- core suite
+
+def chain_floor(grad, n=1000):
+    """(step, calls): bench_core's chain of n tiny ops on (4,) (x * 0.5, x + 1, tanh(x), ...), forward
+    (+ backward: Mul dout * 0.5, Add nothing, Tanh dout * (1 - y * y)), every output in its own row."""
+    ys = numpy.ones((n + 1, 4), F32)
+    rows = list(ys)                                                       # the views, taken once
+    dout, square = numpy.ones(4, F32), numpy.empty(4, F32)
+
+    def step():
+        for i in range(n):
+            kind = i % 3
+            if kind == 0:
+                numpy.multiply(rows[i], 0.5, out=rows[i + 1])
+            elif kind == 1:
+                numpy.add(rows[i], 1.0, out=rows[i + 1])
+            else:
+                numpy.tanh(rows[i], out=rows[i + 1])
+        if grad:
+            dout[...] = 1
+            for i in reversed(range(n)):
+                kind = i % 3
+                if kind == 0:
+                    numpy.multiply(dout, 0.5, out=dout)
+                elif kind == 2:
+                    numpy.multiply(rows[i + 1], rows[i + 1], out=square)
+                    numpy.subtract(1, square, out=square)
+                    numpy.multiply(dout, square, out=dout)
+    step()
+    return step, n + (1 + 1 + (n // 3) * 4 if grad else 0)
+
+
+def mlp_floor(optimizer=None, M=64, D=512, C=10, seed=0):
+    """(step, calls): bench_core's Linear(D, D) -> LayerNorm -> ReLU -> Linear(D, C) + cross_entropy,
+    forward + backward (+ SGD momentum / Adam), the calls minigrad's Functions make (functions/linalg.py
+    Linear, normalization.py's pair, ReLU, losses.py CrossEntropy; optim/sgd.py, adam.py)."""
+    rng = numpy.random.default_rng(seed)
+    x = rng.standard_normal((M, D), dtype=F32)
+    target = rng.integers(0, C, M)
+    rows = numpy.arange(M)
+    params = [rng.standard_normal(shape, dtype=F32) * 0.05 for shape in ((D, D), (D,), (D,), (D,), (C, D), (C,))]
+    w1, b1, g, beta, w2, b2 = params
+    grads = [numpy.empty_like(p) for p in params]
+    dw1, db1, dg, dbeta, dw2, db2 = grads
+    state = [[numpy.zeros_like(p), numpy.zeros_like(p)] for p in params]
+    h, y, mask, a, logits = (numpy.empty((M, D), F32), numpy.empty((M, D), F32), numpy.empty((M, D), bool),
+                             numpy.empty((M, D), F32), numpy.empty((M, C), F32))
+    scratch, dx = numpy.empty((M, D), F32), numpy.empty((M, D), F32)
+
+    def step():
+        numpy.matmul(x, w1.T, out=h)                                      # Linear 1: 2 calls
+        h.__iadd__(b1)
+        x_hat = h - h.mean(axis=1, keepdims=True)                         # LayerNorm: 10
+        numpy.multiply(x_hat, x_hat, out=y)
+        rstd = 1.0 / numpy.sqrt(y.mean(axis=1, keepdims=True) + 1e-5)
+        x_hat *= rstd
+        numpy.multiply(x_hat, g, out=y)
+        y.__iadd__(beta)
+        numpy.greater(y, 0, out=mask)                                     # ReLU: 2
+        numpy.multiply(y, mask, out=a)
+        numpy.matmul(a, w2.T, out=logits)                                 # Linear 2: 2
+        logits.__iadd__(b2)
+        shifted = logits - logits.max(axis=1, keepdims=True)              # cross_entropy: 8
+        log_p = shifted - numpy.log(numpy.exp(shifted).sum(axis=1, keepdims=True))
+        -log_p[rows, target].sum() / M
+        dz = numpy.exp(log_p)                                             # its backward: 3
+        dz[rows, target] -= 1
+        dz *= 1.0 / M
+        numpy.matmul(dz.T, a, out=dw2)                                    # Linear 2 backward: 3
+        dz.sum(axis=0, out=db2)
+        da = dz @ w2
+        da *= mask                                                        # ReLU backward: 1
+        numpy.multiply(da, x_hat, out=scratch)                            # LayerNorm backward: 11
+        scratch.sum(axis=0, out=dg)
+        da.sum(axis=0, out=dbeta)
+        numpy.multiply(da, g, out=dx)
+        numpy.multiply(dx, x_hat, out=scratch)
+        numpy.multiply(x_hat, scratch.mean(axis=1, keepdims=True), out=scratch)
+        numpy.subtract(dx, dx.mean(axis=1, keepdims=True), out=dx)
+        numpy.subtract(dx, scratch, out=dx)
+        numpy.multiply(dx, rstd, out=dx)
+        numpy.matmul(dx.T, x, out=dw1)                                    # Linear 1 backward: 2
+        dx.sum(axis=0, out=db1)
+        for p, grad, (m, v) in zip(params, grads, state):
+            if optimizer == "sgd":                                        # 3 calls a parameter
+                numpy.multiply(m, 0.9, out=m)
+                m += grad
+                p -= 0.01 * m
+            elif optimizer == "adam":                                     # 9 calls a parameter
+                numpy.multiply(m, 0.9, out=m)
+                m += 0.1 * grad
+                numpy.multiply(v, 0.999, out=v)
+                v += 0.001 * (grad * grad)
+                p -= 0.001 * m / (numpy.sqrt(v) + 1e-8)
+    step()
+    return step, 45 + {None: 0, "sgd": 3 * 6 + 6, "adam": 9 * 6 + 8 * 6}[optimizer]
+
+
 def _matmuls_only(T, N, D, H):
     """(step, calls): only the matmuls of an LSTM's forward and backward (bench_rnn's matmul floor)."""
     import bench_rnn
@@ -328,6 +426,18 @@ def _minigrad_and_torch(case):
     if kind == "decoding":
         mine, reference = bench_workloads.decoding_pair(torch, "GRU char LM", "greedy", args[0])
         return mine, reference
+    if kind == "chain":
+        import bench_core
+        import minigrad
+        (grad,) = args
+        mine = bench_core._chain(lambda: minigrad.ones(4, requires_grad=True), lambda y: y.tanh(), grad)
+        reference = bench_core._chain(lambda: torch.ones(4, requires_grad=True), torch.tanh, grad)
+        return (mine, reference) if grad else (minigrad.no_grad()(mine), torch.no_grad()(reference))
+    if kind == "mlp":
+        import bench_core
+        (optimizer,) = args
+        return (bench_core._minigrad_step(64, 512, 10, optimizer or "none"),
+                bench_core._torch_step(torch, 64, 512, 10, optimizer or "none"))
     raise ValueError(kind)
 
 
@@ -347,12 +457,20 @@ CASES = [
      lambda: mha_floor(32, 128, 256, 8)),
     ("greedy decoding, GRU char LM hidden 256, batch 1, 300 tokens", ("decoding", (300,)),
      lambda: gru_decoding_floor(300)),
+    ("chain of 1000 tiny ops on (4,), forward + backward", ("chain", (True,)), lambda: chain_floor(True)),
+    ("chain of 1000 tiny ops on (4,), forward only, no_grad", ("chain", (False,)), lambda: chain_floor(False)),
+    ("Linear-LayerNorm-ReLU-Linear + cross_entropy (64, 512), fwd+bwd", ("mlp", (None,)), lambda: mlp_floor()),
+    ("Linear-LayerNorm-ReLU-Linear + cross_entropy (64, 512), fwd+bwd + sgd step", ("mlp", ("sgd",)),
+     lambda: mlp_floor("sgd")),
+    ("Linear-LayerNorm-ReLU-Linear + cross_entropy (64, 512), fwd+bwd + adam step", ("mlp", ("adam",)),
+     lambda: mlp_floor("adam")),
 ]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--rows", default="", help="only the rows whose name contains this text")
     args = parser.parse_args()
     torch = common.torch_or_none()
     from threadpoolctl import threadpool_limits
@@ -370,6 +488,8 @@ def main():
           " µs per floor call |")
     print("|---|---|---|---|---|---|---|---|")
     for name, case, make_floor in CASES:
+        if args.rows not in name:
+            continue
         floor, calls = make_floor()
         mine, reference = _minigrad_and_torch(case)
         fns = [floor, mine] + ([reference] if reference is not None else [])

@@ -30,6 +30,8 @@ _sequence = itertools.count()   # numbers the graph nodes in creation order (see
 # the engine does not import it: tensor.py hands it over with use_tensor_class.
 Tensor = None
 
+ONE_OUTPUT = (None,)            # outputs_meta of a one-output node: nothing to zero-fill
+
 
 def use_tensor_class(tensor_class):
     """Called once by tensor.py: ``Function.apply`` takes and returns instances of this class."""
@@ -103,7 +105,9 @@ class Context:
     sequence:          creation number (a node is made after the nodes of its inputs)
     versions:          (counter, value) of each Tensor argument when forward read it,
                        to detect a later in-place change
-    outputs_meta:      (shape, dtype) of each output, to zero-fill a missing gradient
+    outputs_meta:      (shape, dtype) of each output of a multi-output node, to zero-fill a
+                       missing gradient; ONE_OUTPUT for a node with one output (a node runs
+                       only once a gradient reached it, so its only one is never missing)
     retained:          {output index: Tensor} for outputs that called retain_grad()
     freed:             True once a backward without retain_graph dropped saved_tensors
     """
@@ -165,12 +169,18 @@ class Function:
 
         This runs for every operation, so it is kept lean: one pass over the
         arguments collects the arrays, the tensors that need gradients, and
-        what the device and in-place checks need.
+        what the device and in-place checks need; under no_grad that pass
+        collects only the arrays, and the forward's ctx says no argument needs a
+        gradient (as torch's).  (A chain of 1000 ops on 4 elements, one thread:
+        no_grad 2.79 -> 2.55 us an op with the other per-op cuts of issue 22, see
+        benchmarks/results/20261126-issue22-core.md.)
         """
-        arrays = []
-        parents = []        # per argument: the Tensor if it needs a gradient, else None
-        needs = []
-        versions = []       # (counter, value) of every Tensor argument
+        recording = _grad_enabled      # under no_grad no node is made: skip its bookkeeping
+        arrays = []         # what forward receives: each Tensor's array, other arguments as given
+        if recording:
+            parents = []    # per argument: the Tensor if it needs a gradient, else None
+            needs = []      # per argument: does it need a gradient?
+            versions = []   # (counter, value) of every Tensor argument
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
@@ -180,22 +190,27 @@ class Function:
                         _check_same_device(args)
                     array_type = type(data)
                 arrays.append(data)
-                need = arg.requires_grad
-                parents.append(arg if need else None)
-                needs.append(need)
-                versions.append((arg._version, arg._version[0]))
+                if recording:
+                    need = arg.requires_grad
+                    parents.append(arg if need else None)
+                    needs.append(need)
+                    versions.append((arg._version, arg._version[0]))
             else:
                 arrays.append(arg)
-                parents.append(None)
-                needs.append(False)
-        ctx = Context(cls, tuple(parents), tuple(needs))
+                if recording:
+                    parents.append(None)
+                    needs.append(False)
+        if recording:
+            ctx = Context(cls, tuple(parents), tuple(needs))
+        else:
+            ctx = Context(cls, (None,) * len(args), (False,) * len(args))
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:
             shapes = ", ".join(str(tuple(a.shape)) for a in arrays if hasattr(a, "shape"))
             raise ValueError(f"{cls.__name__}: inputs of shapes {shapes}: {error}") from None
         multiple = type(output) is tuple
-        if not (_grad_enabled and True in needs):   # nothing to differentiate: no node
+        if not (recording and True in needs):   # nothing to differentiate: no node
             if multiple:
                 return tuple(Tensor._from_array(o) for o in output)
             return Tensor._from_array(output)
@@ -204,7 +219,7 @@ class Function:
         if multiple:
             ctx.outputs_meta = [(o.shape, o.dtype) for o in output]
             return tuple(Tensor._from_array(o, ctx, i) for i, o in enumerate(output))
-        ctx.outputs_meta = ((output.shape, output.dtype),)
+        ctx.outputs_meta = ONE_OUTPUT
         return Tensor._from_array(output, ctx, 0)
 
 

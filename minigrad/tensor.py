@@ -54,7 +54,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     """
 
     __slots__ = ("_data", "grad", "requires_grad", "grad_fn", "_output_index",
-                 "_version", "_retains_grad", "_view_of", "_history", "__weakref__")
+                 "_version", "_view_of", "_history", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
         if isinstance(data, numbers.Number):
@@ -70,7 +70,6 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         self.grad_fn = None
         self._output_index = 0
         self._version = [0]
-        self._retains_grad = False
         self._view_of = None        # (tensor, index) when this tensor is a view of that one's storage
         self._history = None        # [(node number, grad_fn, output index)] before each in-place change
         self.requires_grad = False
@@ -86,7 +85,6 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         tensor.grad_fn = grad_fn
         tensor._output_index = output_index
         tensor._version = [0]
-        tensor._retains_grad = False
         tensor._view_of = None
         tensor._history = None
         tensor.requires_grad = grad_fn is not None
@@ -300,7 +298,12 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         if self.grad_fn.retained is None:
             self.grad_fn.retained = {}
         self.grad_fn.retained[self._output_index] = self
-        self._retains_grad = True
+
+    @property
+    def retains_grad(self):
+        """True if retain_grad() was called on this non-leaf tensor (as torch's ``retains_grad``)."""
+        node = self.grad_fn
+        return node is not None and node.retained is not None and node.retained.get(self._output_index) is self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute d(self)/dx for every leaf x that requires grad, added into ``x.grad``.

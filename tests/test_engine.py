@@ -107,6 +107,44 @@ def test_retain_grad_keeps_a_non_leaf_gradient():
     assert numpy.allclose(grad_of(x), [18.0, 36.0])
 
 
+def test_retains_grad_says_whether_retain_grad_was_called():
+    x = leaf([1.0, 2.0])
+    h, other = x * 3, x * 4
+    assert not x.retains_grad and not h.retains_grad          # a leaf keeps .grad anyway (as torch)
+    h.retain_grad()
+    assert h.retains_grad and not other.retains_grad
+    first, second = x.split(1)
+    second.retain_grad()                                      # one output of a two-output node
+    assert second.retains_grad and not first.retains_grad
+
+
+class _SeesNeeds(minigrad.autograd.Function):
+    """Records what its forward sees in ctx.needs_input_grad and ctx.inputs."""
+    seen = []
+
+    @staticmethod
+    def forward(ctx, x, w, scale):
+        _SeesNeeds.seen.append((ctx.needs_input_grad, ctx.inputs))
+        return x * w * scale
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout, dout, None
+
+
+def test_needs_input_grad_has_one_entry_per_argument_in_forward_with_grad_and_under_no_grad():
+    """No Function of minigrad reads it in forward, but a student's may (and torch's ctx has it there):
+    under no_grad nothing needs a gradient, as in torch."""
+    x, w = leaf([1.0]), minigrad.tensor([2.0], dtype=F64)
+    _SeesNeeds.seen.clear()
+    _SeesNeeds.apply(x, w, 3.0)
+    with minigrad.no_grad():
+        _SeesNeeds.apply(x, w, 3.0)
+    (with_grad, inputs), (without, no_inputs) = _SeesNeeds.seen
+    assert with_grad == (True, False, False) and inputs[0] is x and inputs[1:] == (None, None)
+    assert without == (False, False, False) and no_inputs == (None, None, None)
+
+
 def test_a_backward_returning_the_wrong_shape_is_named():
     class Broken(minigrad.autograd.Function):
         @staticmethod

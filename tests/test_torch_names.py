@@ -605,3 +605,14 @@ def test_binary_cross_entropy_refuses_mixed_float_dtypes():
         with pytest.raises(RuntimeError, match="expected the same dtype"):
             loss(p64, t32)
     assert F.binary_cross_entropy(p64, t32.double()).dtype == minigrad.float64
+
+
+def test_mixed_float_dtypes_are_refused_naming_each_tensor():
+    """same_dtype names every floating tensor given and its dtype; an absent bias or integer target is skipped."""
+    x64, w32 = minigrad.zeros(2, 3, dtype=minigrad.float64), minigrad.zeros(4, 3, dtype=minigrad.float32)
+    with pytest.raises(RuntimeError, match=r"linear: expected the same dtype, got input float64, weight float32\. "
+                                           r"Cast one side"):
+        minigrad.functional.linear(x64, w32)
+    with pytest.raises(RuntimeError, match=r"got input float64, weight float32, bias float32"):
+        minigrad.functional.linear(x64, w32, minigrad.zeros(4))
+    assert minigrad.functional.linear(x64, w32.double()).dtype == minigrad.float64

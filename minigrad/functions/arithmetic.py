@@ -13,7 +13,7 @@ from ..autograd import Function, unbroadcast
 
 def _shape(value):
     """The shape of an operand: an array's shape, () for a plain Python number."""
-    return tuple(value.shape) if hasattr(value, "shape") else ()
+    return getattr(value, "shape", ())
 
 
 class Add(Function):

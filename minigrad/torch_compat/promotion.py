@@ -38,9 +38,11 @@ def promote(a, b, division=False):
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
     Tensor = autograd.Tensor
     a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_tensor and type(b) is float and a._data.dtype.kind == "f" and not backend.NUMBERS_SET_0D_DTYPES:
+        return a, b                                    # x * 0.5, the commonest: NumPy keeps x's dtype, as PyTorch
     if not (a_tensor or type(a) in PLAIN) or not (b_tensor or type(b) in PLAIN):
         a, b = weak(a), weak(b)                        # a NumPy scalar (rare): as its Python number
-    if a_tensor and b_tensor and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+    if a_tensor and b_tensor and a._data.dtype != b._data.dtype and (a._data.ndim == 0) != (b._data.ndim == 0):
         a, b = _zero_dim_follows(a, b)
     a_int = a_tensor and a._data.dtype.kind in "iub"
     b_int = b_tensor and b._data.dtype.kind in "iub"
@@ -82,9 +84,12 @@ def _zero_dim_follows(a, b):
 def same_dtype(op, error=RuntimeError, **tensors):
     """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
     float64 input would otherwise quietly compute in float64): name them and the fix."""
-    dtypes = {name: t.dtype for name, t in tensors.items() if t is not None and getattr(t, "dtype", None) is not None
-              and t.dtype.kind == "f"}
-    if len(set(dtypes.values())) > 1:
+    dtypes = {}                                        # name -> dtype of each floating tensor given
+    for name, t in tensors.items():
+        dtype = getattr(t, "dtype", None)              # None for an absent bias, a number, a list
+        if dtype is not None and dtype.kind == "f":
+            dtypes[name] = dtype
+    if len(dtypes) > 1 and len(set(dtypes.values())) > 1:
         listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
         raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
                     "(model.double() or x.float()), as PyTorch requires too")
