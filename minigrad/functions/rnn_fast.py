@@ -284,99 +284,294 @@ class FastRNNFunction(Function):
 class FastLSTMFunction(Function):
     """The reference's LSTMFunction (same arguments and results), fast: see the module docstring.
 
-    The gates are G (4, T, N, H) = [i, f, g, o] gate-major; the backward replaces
-    them, a run of steps at a time, by their slopes and then by dA.
+    Two layouts (block 10): small models (N * H <= ``ROWS_MAX``) keep each step's gates
+    as rows beside the cell state, large ones gate-major: G (4, T, N, H) = [i, f, g, o],
+    which the backward replaces, a run of steps at a time, by their slopes and then by dA.
     """
+
+    LINEAR_MAX = 16
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
-        xp = backend.array_module(x, w_ih, w_hh)
-        # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
-        # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
-        # pre-activations, times ``half`` plus ``shift``, gives all four gates
-        half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
-        half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
-                                   [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
-        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
-        w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None], T, N)         # (4, H, H): W_hh,k^T halved
-        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
-        cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
-        half = xp.empty((4, N, H), dtype=x.dtype)
-        half[...] = half_gate[:, None, None]
-        shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
-        gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
-        i, f, g, o = gates
-        ig = xp.empty((N, H), dtype=x.dtype)
-        tanh_c = xp.empty((N, H), dtype=x.dtype)
-        padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
-        for t, prev, nxt in _steps(T, reverse):
-            # block 8: out= calls, each a NumPy call fewer than the plain expression
-            xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
-            xp.tanh(gates, out=gates)
-            xp.multiply(gates, half, out=gates)
-            xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
-            G_steps[t] = gates                                          # kept for the backward
-            c = cs[nxt]
-            xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
-            xp.multiply(i, g, out=ig)
-            xp.add(c, ig, out=c)
-            xp.tanh(c, out=tanh_c)
-            xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
-            if mask is not None:                                        # padded: keep both states
-                xp.copyto(cs[nxt], cs[prev], where=padded_steps[t])
-                xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
-        ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
         ctx.reverse = reverse
-        output, h_n = _sequence_outputs(hs, reverse, mask)
-        return output, h_n, _outputs(cs, reverse)[2]
+        ctx.rows = N == 1
+        if ctx.rows:
+            return _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
+        return _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
-        x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
-        xp = backend.array_module(dout, x)
-        H = w_hh.shape[1]
-        dout = xp.ascontiguousarray(dout)                               # block 9: not a broadcast view
-        _, h_prev, _ = _outputs(hs, ctx.reverse)
-        c_new, c_prev, _ = _outputs(cs, ctx.reverse)
-        f_carry = G[1]                                                  # dc_{t-1} = dc * f
+        if ctx.rows:
+            return _lstm_rows_backward(ctx, dout, dh_n, dc_n)
+        return _lstm_gates_backward(ctx, dout, dh_n, dc_n)
+
+
+def _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh):
+    """The forward's operands (block 2): [W_ih, b] (4H, D[+1]) and W_hh (4H, H) with the i, f, o rows
+    halved, so that one tanh gives all four gates."""
+    H = w_hh.shape[1]
+    half_rows = xp.repeat(xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype), H)[:, None]   # (4H, 1): i, f, g, o
+    biases = [b for b in (b_ih, b_hh) if b is not None]
+    w_in = w_ih
+    if biases:                                                          # [W_ih, b]: the bias trick (block 7)
+        w_in = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
+    return w_in * half_rows, w_hh * half_rows
+
+
+def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """Small models (block 10): step t's storage is F[t] (N, 5, H) = [o, i, f, g, c_{t-1}] (the
+    gates in the order o, i, f, g), so that one ufunc call activates a step's gates, one forms
+    [i, f] * [g, c_{t-1}] and one adds the two products: c_t."""
+    xp = backend.array_module(x, w_ih, w_hh)
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
+    to_oifg = lambda w: xp.concatenate([w[3 * H:], w[:3 * H]])         # rows (i, f, g, o) -> (o, i, f, g)
+    xs = _with_ones(xp, x) if w_in.shape[1] > D else x.reshape(T * N, D)
+    projection = (xs @ to_oifg(w_in).T).reshape(T, N, 4, H)            # x_t W_ih^T + b, all steps
+    w_rec_T = xp.ascontiguousarray(to_oifg(w_rec).T)                    # (H, 4H)
+    half = xp.empty((N, 4, H), dtype=x.dtype)                           # sigma(a) = tanh(a / 2) / 2 + 1/2
+    half[...] = xp.asarray([0.5, 0.5, 0.5, 1], dtype=x.dtype)[:, None]  #   (full-size operands: broadcasting
+    shift = 1 - half                                                    #   one costs 3x the call)
+    F = xp.empty((T + 1, N, 5, H), dtype=x.dtype)
+    cells = F[:, :, 4]                                                  # (T + 1, N, H): c_{t-1} beside step t's gates
+    cells[T - 1 if reverse else 0] = 0 if c0 is None else c0
+    gates = F[:, :, :4]                                                 # (T + 1, N, 4, H): [o, i, f, g]
+    i_f, g_c = F[:, :, 1:3], F[:, :, 3:5]
+    outs = F[:, :, 0]                                                   # o
+    hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)                 # (T + 1, N, H)
+    tanh_c = xp.empty((T, N, H), dtype=x.dtype)                         # kept for the backward
+    a = xp.empty((N, 4 * H), dtype=x.dtype)
+    a_3d = a.reshape(N, 4, H)
+    products = xp.empty((N, 2, H), dtype=x.dtype)
+    ig, fc = products[:, 0], products[:, 1]
+    padded_steps = None if mask is None else ~mask                      # (T, N, 1): True at padded steps
+    for t, prev, nxt in _steps(T, reverse):
+        xp.dot(hs[prev], w_rec_T, out=a)                                # h_{t-1} W_hh^T
+        g_t = gates[t]
+        xp.add(a_3d, projection[t], out=g_t)                            #   + x_t W_ih^T + b
+        xp.tanh(g_t, out=g_t)
+        xp.multiply(g_t, half, out=g_t)
+        xp.add(g_t, shift, out=g_t)                                     # now [o, i, f, g]
+        xp.multiply(i_f[t], g_c[t], out=products)                       # [i * g, f * c_{t-1}]
+        c = cells[t - 1 if reverse else t + 1]                          # c_t sits beside the next step's gates
+        xp.add(ig, fc, out=c)                                           #   (the last: at T, c_n)
+        xp.tanh(c, out=tanh_c[t])
+        xp.multiply(outs[t], tanh_c[t], out=hs[nxt])                    # h_t = o * tanh(c_t)
+        if mask is not None:                                            # padded: keep both states
+            xp.copyto(c, cells[t], where=padded_steps[t])
+            xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
+    ctx.save_for_backward(xs, F, tanh_c, hs, w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, cells[T]
+
+
+def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
+    """Small models (block 10): step t's slopes are S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c],
+    so one multiply by dh gives [da_o, dh * s_c], one by dc gives [dc_{t-1}, da_i, da_f, da_g],
+    and da = S[t, :, 1:5] is a row (N, 4H) for the product dh_{t-1} = da W_hh."""
+    xs, F, tanh_c, hs, w_ih, w_hh, mask = ctx.saved_tensors
+    xp = backend.array_module(dout, xs)
+    T, N, H = tanh_c.shape
+    o, i, f, g, c_prev = (F[:T, :, k] for k in range(5))
+    S = xp.empty((T, N, 6, H), dtype=dout.dtype)
+    xp.multiply(tanh_c, tanh_c, out=S[:, :, 5])
+    xp.subtract(1, S[:, :, 5], out=S[:, :, 5])
+    S[:, :, 5] *= o                                                     # s_c = dc_t / dh_t = o (1 - tanh(c)^2)
+    S[:, :, 1] = g * i * (1 - i)                                        # da_i / dc
+    S[:, :, 2] = c_prev * f * (1 - f)                                   # da_f / dc
+    S[:, :, 3] = i * (1 - g * g)                                        # da_g / dc
+    S[:, :, 4] = tanh_c * o * (1 - o)                                   # da_o / dh
+    S[:, :, 0] = f                                                      # dc_{t-1} / dc
+    padded = None
+    if mask is not None:
+        valid, padded = _float_mask(mask, dout.dtype)
+        dout = dout * valid                                             # its output was a constant zero
+        S[:, :, 1:] *= valid[:, :, :, None]                             # no gradient through a padded step
+        S[:, :, 0] *= valid
+        S[:, :, 0] += padded                                            # a padded step passes dc through
+    if H <= FastLSTMFunction.LINEAR_MAX:
+        dh_0, dc_0 = _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
+    else:
+        dh_0, dc_0 = _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
+    da_rows = S[:, :, 1:5].reshape(T, N, 4 * H)
+    need = ctx.needs_input_grad
+    dA = da_rows.reshape(T * N, 4 * H)
+    D = w_ih.shape[1]
+    dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
+    grads_ih = dA.T @ xs                                                # [dW_ih, db] (block 7)
+    dw_ih = grads_ih[:, :D] if need[3] else None
+    dw_hh = dA.T @ _outputs(hs, ctx.reverse)[1].reshape(T * N, H) if need[4] else None
+    db = grads_ih[:, D] if xs.shape[1] > D else None                   # the ones column: sum of dA
+    db_ih = db if need[5] else None
+    db_hh = db.copy() if need[6] else None
+    return dx, dh_0, dc_0, dw_ih, dw_hh, db_ih, db_hh, None, None
+
+
+def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
+    """The backward's loop over S (T, N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c] (block 10): leaves
+    [dc_{t-1}, da_i, da_f, da_g, da_o, dc] in S[t]; returns (dh0, dc0)."""
+    T, N, _, H = S.shape
+    dh_group, dc_group = S[:, :, 4:6], S[:, :, 0:4]                     # slots times dh, times dc
+    dcs, dc_3d = S[:, :, 5], S[:, :, 5:6]
+    da_rows = S[:, :, 1:5].reshape(T, N, 4 * H)
+    dout_3d = dout[:, :, None, :]
+    dh = xp.empty((N, 1, H), dtype=S.dtype)
+    dh_next = xp.empty((N, H), dtype=S.dtype)
+    dh_next[...] = dh_n
+    dh_next_3d = dh_next.reshape(N, 1, H)
+    dc_next = dc_n
+    for t, _, _ in reversed(_steps(T, reverse)):
+        xp.add(dout_3d[t], dh_next_3d, out=dh)                          # dh = dout_t + dh from step t + 1
+        xp.multiply(dh_group[t], dh, out=dh_group[t])                   # [da_o, dh * s_c]
+        dc = dcs[t]
+        xp.add(dc, dc_next, out=dc)                                     # dc = dc_next + dh * s_c
+        xp.multiply(dc_group[t], dc_3d[t], out=dc_group[t])             # [dc_{t-1}, da_i, da_f, da_g]
+        dc_next = dc_group[t][:, 0]
+        xp.dot(da_rows[t], w_hh, out=dh_next)                           # dh_{t-1} = da W_hh
+        if padded is not None:
+            dh_next += dh[:, 0] * padded[t]                             # a padded step passes dh through
+    return dh_next, dc_next.copy()
+
+
+def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
+    """The same as ``_lstm_row_steps``, for one sequence of a small model (block 11): one matrix
+    product a step.
+
+    Given the slopes, a step's backward is linear in v_t = [dh_t, dc_t^in, 1] (dh_t: dL/dh_t from
+    the output and step t + 1; dc_t^in: dL/dc_t from step t + 1):
+        dc = dc^in + dh s_c,   da_i,f,g = dc s_i,f,g,   da_o = dh s_o
+        dh_{t-1} = sum_k da_k W_hh,k + dout_{t-1},   dc_{t-1}^in = dc f
+    so v_{t-1} = v_t M_t with M_t (2H + 1, 2H + 1), built for all T before the loop:
+        M_t = [[A_t,              diag(s_c f),  0],       A_t = diag(s_c) B_t + diag(s_o) W_hh,o
+               [B_t,              diag(f),      0],       B_t = sum_{k = i, f, g} diag(s_k) W_hh,k
+               [dout_{t-1},       0,            1]]
+    (a padded step: slopes 0, f = 1, and A_t = I passes dh on).  After the loop, S gets
+    da_i, da_f, da_g, da_o from the v_t of every step.  Returns (dh0, dc0).
+    """
+    T, _, _, H = S.shape
+    f, s_i, s_f, s_g, s_o, s_c = (S[:, 0, k] for k in range(6))         # each (T, H)
+    w_k = w_hh.reshape(4, H, H)                                         # W_hh,k: gate k's rows
+    B = (S[:, 0, 1:4, :, None] * w_k[:3]).sum(axis=1)                  # (T, H, H)
+    A = s_c[:, :, None] * B + s_o[:, :, None] * w_k[3]
+    if padded is not None:
+        A += padded * xp.eye(H, dtype=S.dtype)                          # padded (T, 1, 1): passes dh on
+    M = xp.zeros((T, 2 * H + 1, 2 * H + 1), dtype=S.dtype)
+    diagonal = xp.arange(H)
+    M[:, :H, :H] = A
+    M[:, H:2 * H, :H] = B
+    M[:, diagonal, H + diagonal] = s_c * f
+    M[:, H + diagonal, H + diagonal] = f
+    M[:, 2 * H, 2 * H] = 1
+    order = [t for t, _, _ in reversed(_steps(T, reverse))]             # t in the backward's order
+    dout_rows = dout[:, 0]                                              # (T, H)
+    for t, t_next in zip(order, order[1:]):
+        M[t, 2 * H, :H] = dout_rows[t_next]                             # dout of the step processed next
+    V = xp.empty((T + 1, 2 * H + 1), dtype=S.dtype)                     # v in the order processed, then v_{-1}
+    V[0, :H] = dout_rows[order[0]] + dh_n[0]
+    V[0, H:2 * H] = dc_n[0]
+    V[0, 2 * H] = 1
+    for k, t in enumerate(order):
+        xp.dot(V[k], M[t], out=V[k + 1])
+    v = V[:T] if reverse else V[:T][::-1]                               # (T, 2H + 1): v_t in time order
+    dh, dc_in = v[:, None, :H], v[:, None, H:2 * H]                     # (T, 1, H)
+    dc = dc_in + dh * s_c[:, None]
+    S[:, 0, 1:4] = dc * S[:, 0, 1:4]                                    # da_i, da_f, da_g
+    S[:, 0, 4] = dh[:, 0] * s_o                                         # da_o
+    return V[T, None, :H].copy(), V[T, None, H:2 * H].copy()
+
+
+def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """Gate-major (blocks 1-9): G (4, T, N, H)."""
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    xp = backend.array_module(x, w_ih, w_hh)
+    # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
+    # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
+    # pre-activations, times ``half`` plus ``shift``, gives all four gates
+    half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
+    half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
+    G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
+                               [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+    G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
+    w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None], T, N)         # (4, H, H): W_hh,k^T halved
+    hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
+    cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
+    half = xp.empty((4, N, H), dtype=x.dtype)
+    half[...] = half_gate[:, None, None]
+    shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
+    gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
+    i, f, g, o = gates
+    ig = xp.empty((N, H), dtype=x.dtype)
+    tanh_c = xp.empty((N, H), dtype=x.dtype)
+    padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
+    for t, prev, nxt in _steps(T, reverse):
+        # block 8: out= calls, each a NumPy call fewer than the plain expression
+        xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
+        xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
+        xp.tanh(gates, out=gates)
+        xp.multiply(gates, half, out=gates)
+        xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
+        G_steps[t] = gates                                          # kept for the backward
+        c = cs[nxt]
+        xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
+        xp.multiply(i, g, out=ig)
+        xp.add(c, ig, out=c)
+        xp.tanh(c, out=tanh_c)
+        xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
+        if mask is not None:                                        # padded: keep both states
+            xp.copyto(cs[nxt], cs[prev], where=padded_steps[t])
+            xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
+    ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, _outputs(cs, reverse)[2]
+
+
+def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
+    """Gate-major (blocks 1-9)."""
+    x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
+    xp = backend.array_module(dout, x)
+    H = w_hh.shape[1]
+    dout = xp.ascontiguousarray(dout)                               # block 9: not a broadcast view
+    _, h_prev, _ = _outputs(hs, ctx.reverse)
+    c_new, c_prev, _ = _outputs(cs, ctx.reverse)
+    f_carry = G[1]                                                  # dc_{t-1} = dc * f
+    if mask is not None:
+        valid, padded = _float_mask(mask, x.dtype)
+        dout = dout * valid                                         # its output was a constant zero
+        f_carry = G[1] * valid + padded                             # a padded step passes dc through
+    dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
+    dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
+    dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
+    dh_next, dc_next = dh_n, dc_n
+    for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
+        # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
+        i, f, g, o = G[:, lo:hi]
+        tanh_c = xp.tanh(c_new[lo:hi])                              # block 5: recomputed
+        slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
+        slope_i = g * i * (1 - i)                                   # da_i / dc
+        slope_f = c_prev[lo:hi] * f * (1 - f)                       # da_f / dc
+        slope_g = i * (1 - g * g)                                   # da_g / dc
+        slope_o = tanh_c * o * (1 - o)                              # da_o / dh
+        f_run = f_carry[lo:hi].copy()
+        # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
+        dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
         if mask is not None:
-            valid, padded = _float_mask(mask, x.dtype)
-            dout = dout * valid                                         # its output was a constant zero
-            f_carry = G[1] * valid + padded                             # a padded step passes dc through
-        dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
-        dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
-        dh_next, dc_next = dh_n, dc_n
-        for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
-            # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
-            i, f, g, o = G[:, lo:hi]
-            tanh_c = xp.tanh(c_new[lo:hi])                              # block 5: recomputed
-            slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
-            slope_i = g * i * (1 - i)                                   # da_i / dc
-            slope_f = c_prev[lo:hi] * f * (1 - f)                       # da_f / dc
-            slope_g = i * (1 - g * g)                                   # da_g / dc
-            slope_o = tanh_c * o * (1 - o)                              # da_o / dh
-            f_run = f_carry[lo:hi].copy()
-            # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
-            dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
+            dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
+            slope_c *= valid[lo:hi]
+        for t, _, _ in run:
+            da = dA_steps[t]                                        # (4, N, H): the slopes, then da
+            dh = dout[t] + dh_next
+            dc = dc_next + dh * slope_c[t - lo]
+            da[:3] *= dc                                            # da_i, da_f, da_g
+            da[3] *= dh                                             # da_o
+            dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
+            dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
             if mask is not None:
-                dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
-                slope_c *= valid[lo:hi]
-            for t, _, _ in run:
-                da = dA_steps[t]                                        # (4, N, H): the slopes, then da
-                dh = dout[t] + dh_next
-                dc = dc_next + dh * slope_c[t - lo]
-                da[:3] *= dc                                            # da_i, da_f, da_g
-                da[3] *= dh                                             # da_o
-                dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
-                dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
-                if mask is not None:
-                    dh_next += dh * padded[t]
-        dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
-        return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
+                dh_next += dh * padded[t]
+    dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
+    return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
 
 
 # --------------------------------------------------------------------------- GRU
