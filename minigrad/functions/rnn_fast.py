@@ -296,6 +296,8 @@ class FastLSTMFunction(Function):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
         ctx.reverse = reverse
         ctx.rows = N == 1
+        if ctx.rows and H <= FastLSTMFunction.LINEAR_MAX:
+            return _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
         if ctx.rows:
             return _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
         return _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
@@ -317,6 +319,75 @@ def _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh):
     if biases:                                                          # [W_ih, b]: the bias trick (block 7)
         w_in = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
     return w_in * half_rows, w_hh * half_rows
+
+
+def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """One sequence of a small model (N = 1, H <= LINEAR_MAX; block 11): six NumPy calls a step.
+
+    Row r of R (T + 1, 9H + D + 1) holds what step t reads (r = t, or t + 1 when reverse) and
+    then its gates; the states after step t go to row t + 1 (reverse: t):
+
+        [tc, u_o tc | x, 1 | u_o, u_i, u_f, g | c, u_i g, u_f c]
+         state h       input  pre-activations,  state   products
+                              then tanh of them
+
+    with u = tanh(a / 2) for the sigmoid gates (sigma(a) = (1 + u) / 2, block 2) and tc =
+    tanh(c_{t-1}).  h_{t-1} = o tc = (tc + u_o tc) / 2 is never formed: the step's product
+    [tc, u_o tc, x_t, 1] [W_hh / 2, W_hh / 2, W_ih, b]^T gives its pre-activations at once, and
+    c_t = f c_{t-1} + i g = [g, c_{t-1}, u_i g, u_f c_{t-1}] [I, I, I, I]^T / 2 is a second
+    product.  The states h come from [tc, u_o tc] after the loop.
+    """
+    xp = backend.array_module(x, w_ih, w_hh)
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    dtype = x.dtype
+    w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
+    if w_in.shape[1] == D:                                              # no bias: a zero bias column
+        w_in = xp.concatenate([w_in, xp.zeros((4 * H, 1), dtype=dtype)], axis=1)
+    w_step = xp.concatenate([w_rec / 2, w_rec / 2, w_in], axis=1)      # (4H, 2H + D + 1), rows i, f, g, o
+    w_step = xp.ascontiguousarray(xp.concatenate([w_step[3 * H:], w_step[:3 * H]]).T)   # columns o, i, f, g
+    halves = xp.concatenate([xp.eye(H, dtype=dtype)] * 4) / 2          # (4H, H): [I, I, I, I]^T / 2
+    first = 1 if reverse else 0                                         # step t reads row t + first
+    z, u = 2 * H + D + 1, 6 * H + D + 1                                 # where [x, 1] ends, where the gates end
+    R = xp.empty((T + 1, 9 * H + D + 1), dtype=dtype)
+    R[first:first + T, 2 * H:2 * H + D] = x[:, 0]
+    R[:, 2 * H + D] = 1
+    start = T - 1 + first if reverse else 0                             # the row of the initial states
+    R[start, :2 * H] = 0 if h0 is None else xp.concatenate([h0[0], h0[0]])   # h0 = (h0 + h0) / 2
+    R[start, u:u + H] = 0 if c0 is None else c0[0]
+    order = slice(None, None, -1) if reverse else slice(None)           # the rows in the order processed
+    reads, writes = R[first:first + T][order], R[1 - first:T + 1 - first][order]
+    step_views = [reads[:, :z], reads[:, z:u],                          # [tc, u_o tc, x, 1]; [u_o, u_i, u_f, g]
+                  reads[:, z + H:z + 3 * H], reads[:, z + 3 * H:u + H], reads[:, u + H:],   # [u_i, u_f]; [g, c]; products
+                  reads[:, z + 3 * H:], reads[:, z:z + H],              # [g, c, u_i g, u_f c]; u_o
+                  writes[:, u:u + H], writes[:, :H], writes[:, H:2 * H]]  # the states after the step: c, tc, u_o tc
+    if mask is not None:                                                # padded: keep both states
+        step_views += [(~mask[:, 0])[order], reads[:, u:u + H], reads[:, :2 * H], writes[:, :2 * H]]
+    # one zip over views of all steps: a view per array and step, with no indexing in the loop
+    for inputs, a, u_if, g_c, products, for_c, u_o, c, tc, u_o_tc, *padding in zip(*step_views):
+        xp.dot(inputs, w_step, out=a)                                   # a (a / 2 for i, f, o)
+        xp.tanh(a, out=a)                                               # [u_o, u_i, u_f, g]
+        xp.multiply(u_if, g_c, out=products)                            # [u_i g, u_f c_{t-1}]
+        xp.dot(for_c, halves, out=c)                                    # c_t = f c_{t-1} + i g
+        xp.tanh(c, out=tc)
+        xp.multiply(u_o, tc, out=u_o_tc)                                # h_t = (tc + u_o tc) / 2
+        if padding:
+            padded, c_prev, states, new_states = padding
+            xp.copyto(c, c_prev, where=padded)
+            xp.copyto(new_states, states, where=padded)
+    cells, tc, u_o_tc = R[:, u:u + H], R[:, :H], R[:, H:2 * H]
+    hs = ((tc + u_o_tc) / 2)[:, None]                                   # (T + 1, 1, H): every h
+    steps = slice(first, first + T)
+    o_i_f = (1 + R[steps, z:z + 3 * H]) / 2                             # sigma = (1 + u) / 2
+    o, i, f = (o_i_f[:, None, k * H:(k + 1) * H] for k in range(3))
+    g, c_prev = R[steps, None, z + 3 * H:u], cells[steps, None]
+    tanh_c = tc[1 - first:1 - first + T, None]
+    xs = R[steps, 2 * H:z]                                              # [x, 1]
+    if b_ih is None and b_hh is None:
+        xs = xs[:, :D]
+    ctx.save_for_backward(xs, o, i, f, g, c_prev, tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, _outputs(cells, reverse)[2][None]
 
 
 def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
@@ -362,7 +433,8 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         if mask is not None:                                            # padded: keep both states
             xp.copyto(c, cells[t], where=padded_steps[t])
             xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
-    ctx.save_for_backward(xs, F, tanh_c, hs, w_ih, w_hh, mask)
+    o, i, f, g, c_prev = (F[:T, :, k] for k in range(5))
+    ctx.save_for_backward(xs, o, i, f, g, c_prev, tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
     output, h_n = _sequence_outputs(hs, reverse, mask)
     return output, h_n, cells[T]
 
@@ -371,10 +443,9 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
     """Small models (block 10): step t's slopes are S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c],
     so one multiply by dh gives [da_o, dh * s_c], one by dc gives [dc_{t-1}, da_i, da_f, da_g],
     and da = S[t, :, 1:5] is a row (N, 4H) for the product dh_{t-1} = da W_hh."""
-    xs, F, tanh_c, hs, w_ih, w_hh, mask = ctx.saved_tensors
+    xs, o, i, f, g, c_prev, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors
     xp = backend.array_module(dout, xs)
     T, N, H = tanh_c.shape
-    o, i, f, g, c_prev = (F[:T, :, k] for k in range(5))
     S = xp.empty((T, N, 6, H), dtype=dout.dtype)
     xp.multiply(tanh_c, tanh_c, out=S[:, :, 5])
     xp.subtract(1, S[:, :, 5], out=S[:, :, 5])
@@ -402,7 +473,7 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
     dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
     grads_ih = dA.T @ xs                                                # [dW_ih, db] (block 7)
     dw_ih = grads_ih[:, :D] if need[3] else None
-    dw_hh = dA.T @ _outputs(hs, ctx.reverse)[1].reshape(T * N, H) if need[4] else None
+    dw_hh = dA.T @ h_prev.reshape(T * N, H) if need[4] else None
     db = grads_ih[:, D] if xs.shape[1] > D else None                   # the ones column: sum of dA
     db_ih = db if need[5] else None
     db_hh = db.copy() if need[6] else None
@@ -435,6 +506,13 @@ def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     return dh_next, dc_next.copy()
 
 
+def _diagonal(M, row, column, H):
+    """A view of M[:, row + j, column + j] for j < H, M (T, n, n) contiguous: (T, H)."""
+    T, n, _ = M.shape
+    start = row * n + column
+    return M.reshape(T, n * n)[:, start:start + (H - 1) * (n + 1) + 1:n + 1]
+
+
 def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     """The same as ``_lstm_row_steps``, for one sequence of a small model (block 11): one matrix
     product a step.
@@ -452,22 +530,28 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     """
     T, _, _, H = S.shape
     f, s_i, s_f, s_g, s_o, s_c = (S[:, 0, k] for k in range(6))         # each (T, H)
-    w_k = w_hh.reshape(4, H, H)                                         # W_hh,k: gate k's rows
-    B = (S[:, 0, 1:4, :, None] * w_k[:3]).sum(axis=1)                  # (T, H, H)
-    A = s_c[:, :, None] * B + s_o[:, :, None] * w_k[3]
-    if padded is not None:
-        A += padded * xp.eye(H, dtype=S.dtype)                          # padded (T, 1, 1): passes dh on
+    # [A_t; B_t] row j = sum_k coefficient_k W_hh,k[j]: one matmul, batched over j
+    coefficients = xp.zeros((H, T, 2, 4), dtype=S.dtype)                # [j, t, (A, B), k]
+    s_ifg = S[:, 0, 1:4].transpose(2, 0, 1)                             # (H, T, 3)
+    xp.multiply(s_ifg, s_c.T[:, :, None], out=coefficients[:, :, 0, :3])   # A: s_c s_k for k = i, f, g
+    coefficients[:, :, 0, 3] = s_o.T                                    #    s_o for W_hh,o
+    coefficients[:, :, 1, :3] = s_ifg                                   # B: s_k for k = i, f, g
+    w_rows = w_hh.reshape(4, H, H).transpose(1, 0, 2)                   # (H, 4, H): [j, k] = W_hh,k[j]
+    A_B = xp.matmul(coefficients.reshape(H, 2 * T, 4), w_rows).reshape(H, T, 2, H)
     M = xp.zeros((T, 2 * H + 1, 2 * H + 1), dtype=S.dtype)
-    diagonal = xp.arange(H)
-    M[:, :H, :H] = A
-    M[:, H:2 * H, :H] = B
-    M[:, diagonal, H + diagonal] = s_c * f
-    M[:, H + diagonal, H + diagonal] = f
+    M[:, :H, :H] = A_B[:, :, 0].transpose(1, 0, 2)
+    M[:, H:2 * H, :H] = A_B[:, :, 1].transpose(1, 0, 2)
+    _diagonal(M, 0, H, H)[...] = s_c * f
+    _diagonal(M, H, H, H)[...] = f
+    if padded is not None:
+        _diagonal(M, 0, 0, H)[...] += padded[:, 0]                      # a padded step passes dh on (A_t = I)
     M[:, 2 * H, 2 * H] = 1
     order = [t for t, _, _ in reversed(_steps(T, reverse))]             # t in the backward's order
     dout_rows = dout[:, 0]                                              # (T, H)
-    for t, t_next in zip(order, order[1:]):
-        M[t, 2 * H, :H] = dout_rows[t_next]                             # dout of the step processed next
+    if reverse:                                                         # dout of the step processed next
+        M[:-1, 2 * H, :H] = dout_rows[1:]
+    else:
+        M[1:, 2 * H, :H] = dout_rows[:-1]
     V = xp.empty((T + 1, 2 * H + 1), dtype=S.dtype)                     # v in the order processed, then v_{-1}
     V[0, :H] = dout_rows[order[0]] + dh_n[0]
     V[0, H:2 * H] = dc_n[0]
