@@ -378,14 +378,12 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     cells, tc, u_o_tc = R[:, u:u + H], R[:, :H], R[:, H:2 * H]
     hs = ((tc + u_o_tc) / 2)[:, None]                                   # (T + 1, 1, H): every h
     steps = slice(first, first + T)
-    o_i_f = (1 + R[steps, z:z + 3 * H]) / 2                             # sigma = (1 + u) / 2
-    o, i, f = (o_i_f[:, None, k * H:(k + 1) * H] for k in range(3))
-    g, c_prev = R[steps, None, z + 3 * H:u], cells[steps, None]
-    tanh_c = tc[1 - first:1 - first + T, None]
-    xs = R[steps, 2 * H:z]                                              # [x, 1]
-    if b_ih is None and b_hh is None:
-        xs = xs[:, :D]
-    ctx.save_for_backward(xs, o, i, f, g, c_prev, tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
+    sigmoids = R[steps, z:z + 3 * H]                                    # u_o, u_i, u_f -> o, i, f
+    sigmoids += 1
+    sigmoids *= 0.5                                                     # sigma = (1 + u) / 2
+    xs = R[steps, 2 * H:z] if b_ih is not None or b_hh is not None else R[steps, 2 * H:z - 1]   # [x, 1]
+    ctx.save_for_backward(xs, R[steps, None, z:u + H].reshape(T, 1, 5, H), tc[1 - first:T + 1 - first, None],
+                          _outputs(hs, reverse)[1], w_ih, w_hh, mask)
     output, h_n = _sequence_outputs(hs, reverse, mask)
     return output, h_n, _outputs(cells, reverse)[2][None]
 
@@ -433,8 +431,7 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         if mask is not None:                                            # padded: keep both states
             xp.copyto(c, cells[t], where=padded_steps[t])
             xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
-    o, i, f, g, c_prev = (F[:T, :, k] for k in range(5))
-    ctx.save_for_backward(xs, o, i, f, g, c_prev, tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
+    ctx.save_for_backward(xs, F[:T], tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
     output, h_n = _sequence_outputs(hs, reverse, mask)
     return output, h_n, cells[T]
 
@@ -443,18 +440,19 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
     """Small models (block 10): step t's slopes are S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c],
     so one multiply by dh gives [da_o, dh * s_c], one by dc gives [dc_{t-1}, da_i, da_f, da_g],
     and da = S[t, :, 1:5] is a row (N, 4H) for the product dh_{t-1} = da W_hh."""
-    xs, o, i, f, g, c_prev, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors
+    xs, F, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors         # F (T, N, 5, H): [o, i, f, g, c_{t-1}]
     xp = backend.array_module(dout, xs)
     T, N, H = tanh_c.shape
+    o, g = F[:, :, 0], F[:, :, 3]
+    sigmoid_slopes = F[:, :, :3] * (1 - F[:, :, :3])                    # sigma' = sigma (1 - sigma): o, i, f
     S = xp.empty((T, N, 6, H), dtype=dout.dtype)
+    S[:, :, 0] = F[:, :, 2]                                             # dc_{t-1} / dc = f
+    xp.multiply(F[:, :, 3:5], sigmoid_slopes[:, :, 1:3], out=S[:, :, 1:3])   # da_i / dc = g i', da_f / dc = c_{t-1} f'
+    xp.multiply(F[:, :, 1], 1 - g * g, out=S[:, :, 3])                 # da_g / dc = i (1 - g^2)
+    xp.multiply(tanh_c, sigmoid_slopes[:, :, 0], out=S[:, :, 4])       # da_o / dh = tanh(c) o'
     xp.multiply(tanh_c, tanh_c, out=S[:, :, 5])
     xp.subtract(1, S[:, :, 5], out=S[:, :, 5])
-    S[:, :, 5] *= o                                                     # s_c = dc_t / dh_t = o (1 - tanh(c)^2)
-    S[:, :, 1] = g * i * (1 - i)                                        # da_i / dc
-    S[:, :, 2] = c_prev * f * (1 - f)                                   # da_f / dc
-    S[:, :, 3] = i * (1 - g * g)                                        # da_g / dc
-    S[:, :, 4] = tanh_c * o * (1 - o)                                   # da_o / dh
-    S[:, :, 0] = f                                                      # dc_{t-1} / dc
+    S[:, :, 5] *= o                                                     # dc / dh = o (1 - tanh(c)^2)
     padded = None
     if mask is not None:
         valid, padded = _float_mask(mask, dout.dtype)
@@ -546,18 +544,18 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     if padded is not None:
         _diagonal(M, 0, 0, H)[...] += padded[:, 0]                      # a padded step passes dh on (A_t = I)
     M[:, 2 * H, 2 * H] = 1
-    order = [t for t, _, _ in reversed(_steps(T, reverse))]             # t in the backward's order
+    order = slice(None) if reverse else slice(None, None, -1)           # the steps in the backward's order
     dout_rows = dout[:, 0]                                              # (T, H)
     if reverse:                                                         # dout of the step processed next
         M[:-1, 2 * H, :H] = dout_rows[1:]
     else:
         M[1:, 2 * H, :H] = dout_rows[:-1]
     V = xp.empty((T + 1, 2 * H + 1), dtype=S.dtype)                     # v in the order processed, then v_{-1}
-    V[0, :H] = dout_rows[order[0]] + dh_n[0]
+    V[0, :H] = dout_rows[0 if reverse else T - 1] + dh_n[0]
     V[0, H:2 * H] = dc_n[0]
     V[0, 2 * H] = 1
-    for k, t in enumerate(order):
-        xp.dot(V[k], M[t], out=V[k + 1])
+    for v, m, v_next in zip(V[:-1], M[order], V[1:]):                 # v_{t-1} = v_t M_t
+        xp.dot(v, m, out=v_next)
     v = V[:T] if reverse else V[:T][::-1]                               # (T, 2H + 1): v_t in time order
     dh, dc_in = v[:, None, :H], v[:, None, H:2 * H]                     # (T, 1, H)
     dc = dc_in + dh * s_c[:, None]
