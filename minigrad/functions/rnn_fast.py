@@ -61,18 +61,41 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
   9. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
      more (plain: tiny LSTM +3%).
+ 10. One sequence (N = 1, the LSTM; issue 22): batch 1 is per-call cost, so the
+     layout minimises NumPy calls and their arguments' shapes.  Step t's gates sit in a
+     row F[t] = [o, i, f, g, c_{t-1}] beside the cell state, so one ufunc call forms
+     [i, f] * [g, c_{t-1}] and one adds the two products; h_{t-1} W_hh^T is one np.dot
+     with a (H, 4H) operand (a gemv, no batched matmul); the gates' half/shift
+     operands are full-size arrays (a broadcast operand costs a small ufunc call 3x);
+     the backward's slopes go to S[t] = [f, s_i, s_f, s_g, s_o, s_c], so one multiply
+     by dh and one by dc (then dc_{t-1} = dc f rides along) give every da, and
+     dh_{t-1} = da W_hh is one np.dot of the row da.  Forward 9 NumPy calls a step,
+     backward 5 (gate-major: 11 and 8, with a batched matmul and a sum).  (Plain,
+     i.e. gate-major: batch 1, hidden 64 / 128, T = 64: +17% / +24%.)
+ 11. One sequence with H <= SMALL_HIDDEN (32): the products by small matrices cost
+     less than the calls they replace.  The forward carries h as [tanh c, u_o tanh c]
+     (u = tanh(a / 2), sigma = (1 + u) / 2): one np.dot of [tanh c, u_o tanh c, x_t, 1]
+     gives the step's pre-activations (input projection and bias included), one tanh,
+     one multiply [u_i, u_f] * [g, c], one np.dot c_t = [g, c, u_i g, u_f c] [I; I; I; I] / 2,
+     one tanh, one multiply: six calls a step.  The backward is linear in
+     v_t = [dh_t, dc_t, 1] once the slopes are known: v_{t-1} = v_t M_t with M_t
+     (2H + 1, 2H + 1) built for all steps before the loop (one batched matmul), so a
+     step is one np.dot (``_lstm_linear_steps``).  (Plain, i.e. block 10: tiny LSTM
+     T = 50, hidden 8 / 16 / 24 / 32: +48% / +41% / +29% / +21%; hidden 48 even,
+     64 20% slower, hence the threshold.)  Tiny LSTM (in 8, hidden 8, batch 1, T = 50)
+     fwd+bwd with 10 and 11: 1.90x -> 1.00x PyTorch (quiet AMD EPYC, one thread).
 
-No block depends on the batch or hidden size; the one size threshold is the
-run length of block 3 (tests/test_tiers.py runs sizes on both sides of it, and
-batch 1 at hidden 4, 16, 17 and 64).  Removed in issue 19: three layouts for
-one sequence (N = 1) in the LSTM (the gates as one (1, 4H) row with 2-D dot
-products; for H <= 16 rows [h, x, 1] holding the states and a second, one-row
-backward loop), which no lesson or homework runs (they train with batch 8-64);
-without them the tiny LSTM (batch 1, in 8, hidden 8, T = 50) fwd+bwd takes 34%
-longer (same-process A/B, median of paired ratios; hidden 32: 15%).
+Size thresholds: the run length of block 3, batch 1 (block 10) and H <= 32 (block
+11); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
+batch 1 and 2; hidden 4, 16, 32, 33, 64; every option, float64 and float32).
+Issue 19 had removed three older one-sequence layouts (no lesson ran batch 1);
+issue 22 asks the tiny LSTM to reach PyTorch, and blocks 10 and 11 do it with fewer
+calls than those had.
 Also returned to plain code earlier after an A/B showed < 3%: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1], scratch buffers for the slopes,
-chains of ``out=`` ufunc calls in the backward loops.
+chains of ``out=`` ufunc calls in the backward loops; in issue 22, block 11's
+steps in pairs (v_{t-2} = v_t (M_t M_{t-1}), half the products in the loop: 1.5%
+of the tiny LSTM).
 
 Variable lengths: ``mask`` (T, N, 1) as in rnn.py.  A padded step keeps its
 state (copied with ``where``), outputs zero, and in the backward its slopes are
@@ -284,19 +307,21 @@ class FastRNNFunction(Function):
 class FastLSTMFunction(Function):
     """The reference's LSTMFunction (same arguments and results), fast: see the module docstring.
 
-    Two layouts (block 10): small models (N * H <= ``ROWS_MAX``) keep each step's gates
-    as rows beside the cell state, large ones gate-major: G (4, T, N, H) = [i, f, g, o],
+    Three layouts, by size (blocks 10, 11): one sequence (N = 1) keeps each step's gates in a
+    row beside its cell state (``_lstm_rows_forward``), and with H <= SMALL_HIDDEN also carries
+    h differently and runs the backward as one matrix product a step (``_lstm_tiny_forward``,
+    ``_lstm_linear_steps``); a batch keeps them gate-major, G (4, T, N, H) = [i, f, g, o],
     which the backward replaces, a run of steps at a time, by their slopes and then by dA.
     """
 
-    LINEAR_MAX = 16
+    SMALL_HIDDEN = 32        # block 11 up to here: H = 24 / 32 22% / 17% faster, 48 even, 64 20% slower
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
         ctx.reverse = reverse
-        ctx.rows = N == 1
-        if ctx.rows and H <= FastLSTMFunction.LINEAR_MAX:
+        ctx.rows = N == 1                                               # one sequence: blocks 10, 11
+        if ctx.rows and H <= FastLSTMFunction.SMALL_HIDDEN:
             return _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
         if ctx.rows:
             return _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
@@ -322,7 +347,7 @@ def _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh):
 
 
 def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
-    """One sequence of a small model (N = 1, H <= LINEAR_MAX; block 11): six NumPy calls a step.
+    """One sequence of a small model (N = 1, H <= SMALL_HIDDEN; block 11): six NumPy calls a step.
 
     Row r of R (T + 1, 9H + D + 1) holds what step t reads (r = t, or t + 1 when reverse) and
     then its gates; the states after step t go to row t + 1 (reverse: t):
@@ -389,9 +414,9 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
 
 
 def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
-    """Small models (block 10): step t's storage is F[t] (N, 5, H) = [o, i, f, g, c_{t-1}] (the
-    gates in the order o, i, f, g), so that one ufunc call activates a step's gates, one forms
-    [i, f] * [g, c_{t-1}] and one adds the two products: c_t."""
+    """One sequence (N = 1, block 10): step t's storage is F[t] (N, 5, H) = [o, i, f, g, c_{t-1}]
+    (the gates in the order o, i, f, g), so that one ufunc call activates a step's gates, one
+    forms [i, f] * [g, c_{t-1}] and one adds the two products: c_t.  Nine NumPy calls a step."""
     xp = backend.array_module(x, w_ih, w_hh)
     T, N, D = x.shape
     H = w_hh.shape[1]
@@ -437,9 +462,11 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
 
 
 def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
-    """Small models (block 10): step t's slopes are S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c],
-    so one multiply by dh gives [da_o, dh * s_c], one by dc gives [dc_{t-1}, da_i, da_f, da_g],
-    and da = S[t, :, 1:5] is a row (N, 4H) for the product dh_{t-1} = da W_hh."""
+    """The backward of both one-sequence layouts (blocks 10, 11), from F (T, N, 5, H) =
+    [o, i, f, g, c_{t-1}]: step t's slopes go to S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c]
+    (s_k = da_k / dc for k = i, f, g; s_o = da_o / dh; s_c = dc / dh), which the loop
+    (``_lstm_row_steps`` or ``_lstm_linear_steps``) turns into [dc_{t-1}, da_i, da_f, da_g, da_o, .],
+    and the weight gradients are one matmul each over the rows da = S[:, :, 1:5] (T*N, 4H)."""
     xs, F, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors         # F (T, N, 5, H): [o, i, f, g, c_{t-1}]
     xp = backend.array_module(dout, xs)
     T, N, H = tanh_c.shape
@@ -460,7 +487,7 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
         S[:, :, 1:] *= valid[:, :, :, None]                             # no gradient through a padded step
         S[:, :, 0] *= valid
         S[:, :, 0] += padded                                            # a padded step passes dc through
-    if H <= FastLSTMFunction.LINEAR_MAX:
+    if H <= FastLSTMFunction.SMALL_HIDDEN:
         dh_0, dc_0 = _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
     else:
         dh_0, dc_0 = _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
@@ -479,8 +506,10 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
 
 
 def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
-    """The backward's loop over S (T, N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c] (block 10): leaves
-    [dc_{t-1}, da_i, da_f, da_g, da_o, dc] in S[t]; returns (dh0, dc0)."""
+    """The backward's loop over S (T, N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c] (block 10), five
+    NumPy calls a step: one multiply by dh gives [da_o, dh s_c], one by dc gives
+    [dc_{t-1}, da_i, da_f, da_g], and da = S[t, :, 1:5] is a row (N, 4H) for dh_{t-1} = da W_hh.
+    Leaves [dc_{t-1}, da_i, da_f, da_g, da_o, dc] in S[t]; returns (dh0, dc0)."""
     T, N, _, H = S.shape
     dh_group, dc_group = S[:, :, 4:6], S[:, :, 0:4]                     # slots times dh, times dc
     dcs, dc_3d = S[:, :, 5], S[:, :, 5:6]
@@ -512,8 +541,8 @@ def _diagonal(M, row, column, H):
 
 
 def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
-    """The same as ``_lstm_row_steps``, for one sequence of a small model (block 11): one matrix
-    product a step.
+    """The same as ``_lstm_row_steps``, for one sequence with H <= SMALL_HIDDEN (block 11): one
+    matrix product a step.
 
     Given the slopes, a step's backward is linear in v_t = [dh_t, dc_t^in, 1] (dh_t: dL/dh_t from
     the output and step t + 1; dc_t^in: dL/dc_t from step t + 1):
