@@ -423,7 +423,8 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
     to_oifg = lambda w: xp.concatenate([w[3 * H:], w[:3 * H]])         # rows (i, f, g, o) -> (o, i, f, g)
     xs = _with_ones(xp, x) if w_in.shape[1] > D else x.reshape(T * N, D)
-    projection = (xs @ to_oifg(w_in).T).reshape(T, N, 4, H)            # x_t W_ih^T + b, all steps
+    w_in_T = xp.ascontiguousarray(to_oifg(w_in).T)                      # (a transposed operand: some
+    projection = (xs @ w_in_T).reshape(T, N, 4, H)                     #   processes 100x slower in OpenBLAS)
     w_rec_T = xp.ascontiguousarray(to_oifg(w_rec).T)                    # (H, 4H)
     half = xp.empty((N, 4, H), dtype=x.dtype)                           # sigma(a) = tanh(a / 2) / 2 + 1/2
     half[...] = xp.asarray([0.5, 0.5, 0.5, 1], dtype=x.dtype)[:, None]  #   (full-size operands: broadcasting
