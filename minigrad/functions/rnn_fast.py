@@ -319,8 +319,8 @@ class FastLSTMFunction(Function):
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
-        ctx.reverse = reverse
         ctx.rows = N == 1                                               # one sequence: blocks 10, 11
+        ctx.reverse = reverse
         if ctx.rows and H <= FastLSTMFunction.SMALL_HIDDEN:
             return _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
         if ctx.rows:
@@ -400,7 +400,9 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
             padded, c_prev, states, new_states = padding
             xp.copyto(c, c_prev, where=padded)
             xp.copyto(new_states, states, where=padded)
-    cells, tc, u_o_tc = R[:, u:u + H], R[:, :H], R[:, H:2 * H]
+    cells = R[:, u:u + H]
+    tc = R[:, :H]
+    u_o_tc = R[:, H:2 * H]
     hs = ((tc + u_o_tc) / 2)[:, None]                                   # (T + 1, 1, H): every h
     steps = slice(first, first + T)
     sigmoids = R[steps, z:z + 3 * H]                                    # u_o, u_i, u_f -> o, i, f
@@ -433,14 +435,16 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     cells = F[:, :, 4]                                                  # (T + 1, N, H): c_{t-1} beside step t's gates
     cells[T - 1 if reverse else 0] = 0 if c0 is None else c0
     gates = F[:, :, :4]                                                 # (T + 1, N, 4, H): [o, i, f, g]
-    i_f, g_c = F[:, :, 1:3], F[:, :, 3:5]
+    i_f = F[:, :, 1:3]
+    g_c = F[:, :, 3:5]
     outs = F[:, :, 0]                                                   # o
     hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)                 # (T + 1, N, H)
     tanh_c = xp.empty((T, N, H), dtype=x.dtype)                         # kept for the backward
     a = xp.empty((N, 4 * H), dtype=x.dtype)
     a_3d = a.reshape(N, 4, H)
     products = xp.empty((N, 2, H), dtype=x.dtype)
-    ig, fc = products[:, 0], products[:, 1]
+    ig = products[:, 0]
+    fc = products[:, 1]
     padded_steps = None if mask is None else ~mask                      # (T, N, 1): True at padded steps
     for t, prev, nxt in _steps(T, reverse):
         xp.dot(hs[prev], w_rec_T, out=a)                                # h_{t-1} W_hh^T
@@ -471,12 +475,15 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
     xs, F, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors         # F (T, N, 5, H): [o, i, f, g, c_{t-1}]
     xp = backend.array_module(dout, xs)
     T, N, H = tanh_c.shape
-    o, g = F[:, :, 0], F[:, :, 3]
+    o = F[:, :, 0]
+    i = F[:, :, 1]
+    g = F[:, :, 3]
+    g_c = F[:, :, 3:5]
     sigmoid_slopes = F[:, :, :3] * (1 - F[:, :, :3])                    # sigma' = sigma (1 - sigma): o, i, f
     S = xp.empty((T, N, 6, H), dtype=dout.dtype)
     S[:, :, 0] = F[:, :, 2]                                             # dc_{t-1} / dc = f
-    xp.multiply(F[:, :, 3:5], sigmoid_slopes[:, :, 1:3], out=S[:, :, 1:3])   # da_i / dc = g i', da_f / dc = c_{t-1} f'
-    xp.multiply(F[:, :, 1], 1 - g * g, out=S[:, :, 3])                 # da_g / dc = i (1 - g^2)
+    xp.multiply(g_c, sigmoid_slopes[:, :, 1:3], out=S[:, :, 1:3])             # da_i / dc = g i', da_f / dc = c_{t-1} f'
+    xp.multiply(i, 1 - g * g, out=S[:, :, 3])                          # da_g / dc = i (1 - g^2)
     xp.multiply(tanh_c, sigmoid_slopes[:, :, 0], out=S[:, :, 4])       # da_o / dh = tanh(c) o'
     xp.multiply(tanh_c, tanh_c, out=S[:, :, 5])
     xp.subtract(1, S[:, :, 5], out=S[:, :, 5])
@@ -512,8 +519,10 @@ def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     [dc_{t-1}, da_i, da_f, da_g], and da = S[t, :, 1:5] is a row (N, 4H) for dh_{t-1} = da W_hh.
     Leaves [dc_{t-1}, da_i, da_f, da_g, da_o, dc] in S[t]; returns (dh0, dc0)."""
     T, N, _, H = S.shape
-    dh_group, dc_group = S[:, :, 4:6], S[:, :, 0:4]                     # slots times dh, times dc
-    dcs, dc_3d = S[:, :, 5], S[:, :, 5:6]
+    dh_group = S[:, :, 4:6]                                             # the slots times dh
+    dc_group = S[:, :, 0:4]                                             # the slots times dc
+    dcs = S[:, :, 5]
+    dc_3d = S[:, :, 5:6]
     da_rows = S[:, :, 1:5].reshape(T, N, 4 * H)
     dout_3d = dout[:, :, None, :]
     dh = xp.empty((N, 1, H), dtype=S.dtype)
@@ -557,7 +566,7 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     da_i, da_f, da_g, da_o from the v_t of every step.  Returns (dh0, dc0).
     """
     T, _, _, H = S.shape
-    f, s_i, s_f, s_g, s_o, s_c = (S[:, 0, k] for k in range(6))         # each (T, H)
+    f, s_i, s_f, s_g, s_o, s_c = S[:, 0].transpose(1, 0, 2)              # each (T, H)
     # [A_t; B_t] row j = sum_k coefficient_k W_hh,k[j]: one matmul, batched over j
     coefficients = xp.zeros((H, T, 2, 4), dtype=S.dtype)                # [j, t, (A, B), k]
     s_ifg = S[:, 0, 1:4].transpose(2, 0, 1)                             # (H, T, 3)
@@ -587,7 +596,8 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     for v, m, v_next in zip(V[:-1], M[order], V[1:]):                 # v_{t-1} = v_t M_t
         xp.dot(v, m, out=v_next)
     v = V[:T] if reverse else V[:T][::-1]                               # (T, 2H + 1): v_t in time order
-    dh, dc_in = v[:, None, :H], v[:, None, H:2 * H]                     # (T, 1, H)
+    dh = v[:, None, :H]                                                 # (T, 1, H)
+    dc_in = v[:, None, H:2 * H]
     dc = dc_in + dh * s_c[:, None]
     S[:, 0, 1:4] = dc * S[:, 0, 1:4]                                    # da_i, da_f, da_g
     S[:, 0, 4] = dh[:, 0] * s_o                                         # da_o
