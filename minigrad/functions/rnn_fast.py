@@ -71,7 +71,8 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      by dh and one by dc (then dc_{t-1} = dc f rides along) give every da, and
      dh_{t-1} = da W_hh is one np.dot of the row da.  Forward 9 NumPy calls a step,
      backward 5 (gate-major: 11 and 8, with a batched matmul and a sum).  (Plain,
-     i.e. gate-major: batch 1, T = 64, hidden 48 / 64 / 128: +20% / +20% / +43%.)
+     i.e. gate-major: batch 1, T = 64, hidden 48 / 64 / 128: +20% / +20% / +43%;
+     hidden 256 even: the products dominate there.)
  11. One sequence with H <= SMALL_HIDDEN (32): the products by small matrices cost
      less than the calls they replace.  The forward carries h as [tanh c, u_o tanh c]
      (u = tanh(a / 2), sigma = (1 + u) / 2): one np.dot of [tanh c, u_o tanh c, x_t, 1]
