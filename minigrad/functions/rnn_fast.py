@@ -371,7 +371,7 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     if w_in.shape[1] == D:                                              # no bias: a zero bias column
         w_in = xp.concatenate([w_in, xp.zeros((4 * H, 1), dtype=dtype)], axis=1)
     w_step = xp.concatenate([w_rec / 2, w_rec / 2, w_in], axis=1)      # (4H, 2H + D + 1), rows i, f, g, o
-    w_step = xp.ascontiguousarray(xp.concatenate([w_step[3 * H:], w_step[:3 * H]]).T)   # columns o, i, f, g
+    w_step = xp.ascontiguousarray(_gates_oifg(xp, w_step).T)           # (2H + D + 1, 4H): columns o, i, f, g
     halves = xp.concatenate([xp.eye(H, dtype=dtype)] * 4) / 2          # (4H, H): [I, I, I, I]^T / 2
     first = 1 if reverse else 0                                         # step t reads row t + first
     z, u = 2 * H + D + 1, 6 * H + D + 1                                 # where [x, 1] ends, where the gates end
@@ -416,6 +416,12 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     return output, h_n, _outputs(cells, reverse)[2][None]
 
 
+def _gates_oifg(xp, w):
+    """Weight rows in PyTorch's gate order (i, f, g, o) -> (o, i, f, g), the order blocks 10 and 11 keep."""
+    H = w.shape[0] // 4
+    return xp.concatenate([w[3 * H:], w[:3 * H]])
+
+
 def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     """One sequence (N = 1, block 10): step t's storage is F[t] (N, 5, H) = [o, i, f, g, c_{t-1}]
     (the gates in the order o, i, f, g), so that one ufunc call activates a step's gates, one
@@ -424,11 +430,10 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     T, N, D = x.shape
     H = w_hh.shape[1]
     w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
-    to_oifg = lambda w: xp.concatenate([w[3 * H:], w[:3 * H]])         # rows (i, f, g, o) -> (o, i, f, g)
     xs = _with_ones(xp, x) if w_in.shape[1] > D else x.reshape(T * N, D)
-    w_in_T = xp.ascontiguousarray(to_oifg(w_in).T)                      # (a transposed operand: some
+    w_in_T = xp.ascontiguousarray(_gates_oifg(xp, w_in).T)             # (a transposed operand: some
     projection = (xs @ w_in_T).reshape(T, N, 4, H)                     #   processes 100x slower in OpenBLAS)
-    w_rec_T = xp.ascontiguousarray(to_oifg(w_rec).T)                    # (H, 4H)
+    w_rec_T = xp.ascontiguousarray(_gates_oifg(xp, w_rec).T)           # (H, 4H)
     half = xp.empty((N, 4, H), dtype=x.dtype)                           # sigma(a) = tanh(a / 2) / 2 + 1/2
     half[...] = xp.asarray([0.5, 0.5, 0.5, 1], dtype=x.dtype)[:, None]  #   (full-size operands: broadcasting
     shift = 1 - half                                                    #   one costs 3x the call)
