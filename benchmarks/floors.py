@@ -16,9 +16,10 @@ PyTorch, in this process, interleaved (min over repeats of the calling thread's 
     minigrad / floor     what minigrad spends above the NumPy calls it makes
                          (autograd, Tensors, modules, allocation of fresh arrays)
 
-The sequences follow minigrad/functions/rnn_fast.py (blocks 1-12 of its header: gate-major
-gates, one tanh for the four gates, slopes before the loop, the [h, x, 1] rows of the tiny
-LSTM) and minigrad/functions/attention_fast.py (blocks of scores, P kept for the backward).
+The sequences follow minigrad/functions/rnn_fast.py (blocks 1-11 of its header: gate-major
+gates, one tanh for the four gates, slopes before the loop; the tiny LSTM's six calls a
+forward step and one product a backward step) and minigrad/functions/attention_fast.py
+(blocks of scores, P kept for the backward).
 """
 import argparse
 import os
@@ -53,7 +54,7 @@ def lstm_floor(T, N, D, H, seed=0):
     cs = numpy.zeros((T + 1, N, H), F32)
     ig = numpy.empty((N, H), F32)
     tanh_c = numpy.empty((N, H), F32)
-    if N == 1 and H <= 16:
+    if N == 1 and H <= 32:
         return _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c)
 
     xs = numpy.empty((T * N, D + 1), F32)                                # [x, 1]
@@ -125,66 +126,80 @@ def lstm_floor(T, N, D, H, seed=0):
 
 
 def _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c):
-    """One sequence, H <= 16: rows Z[t] = [h_{t-1}, x_t, 1] and (1, 4H) step rows (blocks 11, 12)."""
+    """One sequence, H <= 32 (rnn_fast.py block 11): rows R[t] = [tc, u_o tc, x_t, 1 | u_o, u_i, u_f,
+    g | c, u_i g, u_f c], six calls a forward step; the backward one np.dot a step, v_{t-1} = v_t M_t."""
     T, _, D = x.shape
     H = w_hh.shape[1]
-    Z = numpy.zeros((T + 1, H + D + 1), F32)
-    Z[:, H + D] = 1
-    rows = numpy.empty((T, 1, 4 * H), F32)                               # step-major gates, then dA
-    i_all, f_all, g_all, o_all = (rows[:, 0, k * H:(k + 1) * H] for k in range(4))
-    Z_t = [Z[t:t + 1] for t in range(T + 1)]
-    h_t = [Z[t:t + 1, :H] for t in range(T + 1)]
-    row_t = list(rows)
-    gate_t = [tuple(r[:, k * H:(k + 1) * H] for k in range(4)) for r in rows]
-    cs_t = [c for c in cs]
-    half_row, shift_row = half.reshape(1, 4 * H), shift.reshape(1, 4 * H)
-    dout4 = numpy.concatenate([dout] * 4, axis=-1)
-    w_hh4 = numpy.concatenate([w_hh] * 4, axis=1)
+    n, z, u = 2 * H + 1, 2 * H + D + 1, 6 * H + D + 1
+    R = numpy.zeros((T + 1, 9 * H + D + 1), F32)
+    R[:, z - 1] = 1
+    halves = numpy.concatenate([numpy.eye(H, dtype=F32)] * 4) / 2
+    order = [3, 0, 1, 2]                                                  # gate blocks (o, i, f, g)
+    views = [R[:T, :z], R[:T, z:u], R[:T, z + H:z + 3 * H], R[:T, z + 3 * H:u + H], R[:T, u + H:],
+             R[:T, z + 3 * H:], R[:T, z:z + H], R[1:, u:u + H], R[1:, :H], R[1:, H:2 * H]]
+    S = numpy.empty((T, 6, H), F32)
+    M = numpy.zeros((T, n, n), F32)
+    V = numpy.zeros((T + 1, n), F32)
+    M_flat = M.reshape(T, n * n)
+    diag_hc, diag_cc = M_flat[:, H:H + (H - 1) * (n + 1) + 1:n + 1], M_flat[:, H * n + H::n + 1][:, :H]
+    w_rows = w_hh.reshape(4, H, H).transpose(1, 0, 2)
+    coefficients = numpy.zeros((H, T, 2, 4), F32)
     calls = 0
 
     def step():
         nonlocal calls
-        Z[:T, H:H + D] = x[:, 0]
-        w_all = numpy.concatenate([w_hh, w_ih, bias[:, None]], axis=1) * half_rows[:, None]
-        w_rec = numpy.ascontiguousarray(w_all.T)
-        for t in range(T):
-            r = row_t[t]
-            i, f, g, o = gate_t[t]
-            numpy.dot(Z_t[t], w_rec, out=r)
-            numpy.tanh(r, out=r)
-            numpy.multiply(r, half_row, out=r)
-            numpy.add(r, shift_row, out=r)
-            numpy.multiply(f, cs_t[t], out=cs_t[t + 1])
-            numpy.multiply(i, g, out=ig)
-            numpy.add(cs_t[t + 1], ig, out=cs_t[t + 1])
-            numpy.tanh(cs_t[t + 1], out=tanh_c)
-            numpy.multiply(o, tanh_c, out=h_t[t + 1])
-        calls = 4 + 9 * T
-        tc = numpy.tanh(cs[1:, 0])
-        slope_c = o_all * (1 - tc * tc)
-        f_run = f_all.copy()
-        slope_o = tc * o_all * (1 - o_all)
-        slope_f = cs[:-1, 0] * f_all * (1 - f_all)
-        slope_i = g_all * i_all * (1 - i_all)
-        slope_g = i_all * (1 - g_all * g_all)
-        i_all[...], f_all[...], g_all[...], o_all[...] = slope_i, slope_f, slope_g, slope_o
-        ones = numpy.ones_like(slope_c)
-        slope_c4 = numpy.concatenate([slope_c, slope_c, slope_c, ones], axis=-1)
-        f_run4 = numpy.concatenate([f_run, f_run, f_run, 0 * ones], axis=-1)
-        dh_next4 = numpy.zeros((1, 4 * H), F32)
-        dc_next4 = numpy.zeros((1, 4 * H), F32)
-        calls += 27
-        for t in range(T - 1, -1, -1):
-            dh4 = dout4[t] + dh_next4
-            dc4 = dc_next4 + dh4 * slope_c4[t]
-            numpy.multiply(row_t[t], dc4, out=row_t[t])
-            dh_next4 = numpy.dot(row_t[t], w_hh4)
-            dc_next4 = dc4 * f_run4[t]
-        calls += 6 * T
-        dA = rows.reshape(T, 4 * H)
-        dA.T @ Z[:T]                                                      # [dW_hh, dW_ih, db]
+        R[:T, 2 * H:2 * H + D] = x[:, 0]
+        w_all = numpy.concatenate([w_hh / 2, w_hh / 2, w_ih, bias[:, None]], axis=1) * half_rows[:, None]
+        w_step = numpy.ascontiguousarray(w_all.reshape(4, H, -1)[order].reshape(4 * H, -1).T)
+        for inputs, a, u_if, g_c, products, for_c, u_o, c, tc, u_o_tc in zip(*views):
+            numpy.dot(inputs, w_step, out=a)
+            numpy.tanh(a, out=a)
+            numpy.multiply(u_if, g_c, out=products)
+            numpy.dot(for_c, halves, out=c)
+            numpy.tanh(c, out=tc)
+            numpy.multiply(u_o, tc, out=u_o_tc)
+        hs = (R[:, :H] + R[:, H:2 * H]) / 2                                # the outputs
+        sig = R[:T, z:z + 3 * H]
+        sig += 1
+        sig *= 0.5
+        calls = 8 + 6 * T
+        F = R[:T, z:u + H].reshape(T, 5, H)                                # [o, i, f, g, c]
+        tc = R[1:, :H]
+        slopes = F[:, :3] * (1 - F[:, :3])
+        S[:, 0] = F[:, 2]
+        numpy.multiply(F[:, 3:5], slopes[:, 1:3], out=S[:, 1:3])
+        numpy.multiply(F[:, 1], 1 - F[:, 3] * F[:, 3], out=S[:, 3])
+        numpy.multiply(tc, slopes[:, 0], out=S[:, 4])
+        numpy.multiply(tc, tc, out=S[:, 5])
+        numpy.subtract(1, S[:, 5], out=S[:, 5])
+        S[:, 5] *= F[:, 0]
+        s_ifg = S[:, 1:4].transpose(2, 0, 1)
+        numpy.multiply(s_ifg, S[:, 5].T[:, :, None], out=coefficients[:, :, 0, :3])
+        coefficients[:, :, 0, 3] = S[:, 4].T
+        coefficients[:, :, 1, :3] = s_ifg
+        A_B = numpy.matmul(coefficients.reshape(H, 2 * T, 4), w_rows).reshape(H, T, 2, H)
+        M[:, :H, :H] = A_B[:, :, 0].transpose(1, 0, 2)
+        M[:, H:2 * H, :H] = A_B[:, :, 1].transpose(1, 0, 2)
+        diag_hc[...] = S[:, 5] * S[:, 0]
+        diag_cc[...] = S[:, 0]
+        M[:, 2 * H, 2 * H] = 1
+        M[1:, 2 * H, :H] = dout[:-1, 0]
+        V[0, :H] = dout[T - 1, 0]
+        V[0, 2 * H] = 1
+        calls += 33
+        for v, m, v_next in zip(V[:-1], M[::-1], V[1:]):
+            numpy.dot(v, m, out=v_next)
+        calls += T
+        v = V[:T][::-1]
+        dh, dc_in = v[:, None, :H], v[:, None, H:2 * H]
+        dc = dc_in + dh * S[:, None, 5]
+        S[:, 1:4] = dc * S[:, 1:4]
+        S[:, 4] = dh[:, 0] * S[:, 4]
+        dA = S[:, 1:5].reshape(T, 4 * H)
         dA @ w_ih                                                         # dx
-        calls += 2
+        dA.T @ R[:T, 2 * H:z]                                             # [dW_ih, db]
+        dA.T @ hs[:T]                                                     # dW_hh
+        calls += 10
     step()
     return step, calls
 

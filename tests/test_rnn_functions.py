@@ -74,6 +74,14 @@ def test_gradcheck_single_step_and_single_sequence(kind, T, N):
     _check(kind, "cpu", T=T, N=N, D=2, H=2, lengths=[T] * N, reverse=True)
 
 
+@pytest.mark.parametrize("bias, initial, lengths, reverse", [(True, True, None, False), (False, False, [3], True),
+                                                             (True, False, [2], False), (False, True, None, True)])
+def test_gradcheck_lstm_one_sequence(bias, initial, lengths, reverse):
+    """Batch 1 with a small hidden size: the fast LSTM's six-call forward and its backward of one
+    matrix product a step (rnn_fast.py block 11), gradchecked on its own, every option."""
+    _check("lstm", "cpu", T=4, N=1, D=2, H=3, bias=bias, initial=initial, lengths=lengths, reverse=reverse)
+
+
 @settings(max_examples=10)
 @given(kind=st.sampled_from(list(GATES)), T=st.integers(1, 4), N=st.integers(1, 3),
        D=st.integers(1, 3), H=st.integers(1, 3), reverse=st.booleans(), data=st.data())
@@ -167,11 +175,11 @@ def test_no_gradient_requested_for_the_input(device):
 
 
 @pytest.mark.parametrize("kind", list(GATES))
-@pytest.mark.parametrize("N", [3, 1])   # N = 1: the fast LSTM's step-major rows (rnn_fast.py block 11)
-def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier, N):
+@pytest.mark.parametrize("N, H", [(3, 3), (1, 3), (1, 33)])   # N = 1: the fast LSTM's rows (rnn_fast.py blocks 10, 11)
+def test_retain_graph_gives_the_same_gradients_twice(device, kind, tier, N, H):
     """The backward reuses the memory of the forward's gate buffer for dA, but only when the
     graph is freed: with retain_graph=True a second backward must see the same saved values."""
-    x, h0, c0, weights = _make(kind, device, 4, N, 2, 3)
+    x, h0, c0, weights = _make(kind, device, 4, N, 2, H)
     leaves = [v for v in [x, h0, c0] + weights if v is not None]
     out = _call(kind, x, h0, c0, weights, reference=(tier == "reference"))[0]
     out.sum().backward(retain_graph=True)

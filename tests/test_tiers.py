@@ -142,15 +142,29 @@ def test_functions_equal_for_every_option(kind, reverse, lengths, bias, initial)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("H", [4, 16, 17, 64])
+@pytest.mark.parametrize("H", [4, 16, 32, 33, 64])
 @pytest.mark.parametrize("dtype", [f64, minigrad.float32])
 def test_functions_equal_for_one_sequence(kind, H, dtype):
-    """Batch 1 (the size that once had layouts of its own in the fast tier, for H <= 16 and above),
-    at hidden sizes on both sides of 16, every option: lengths, reverse, bias, initial states, dtype."""
+    """Batch 1 at hidden sizes on both sides of the fast LSTM's one-sequence layouts' threshold
+    (rnn_fast.py blocks 10 and 11: H <= 32), options: lengths, reverse, bias, initial states, dtype."""
     tolerance = 1e-10 if dtype == f64 else 1e-5
     for reverse, lengths, bias, initial in [(False, None, True, True), (True, None, False, False),
                                             (False, [3], False, True), (True, [2], True, False)]:
         _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, H, bias, initial, lengths, reverse, "cpu", dtype)),
+                 tolerance)
+
+
+@pytest.mark.parametrize("T, N, H", [(5, 1, 4), (5, 1, 32), (5, 1, 33), (5, 2, 4), (5, 2, 33), (1, 1, 4),
+                                     (2, 1, 4), (1, 1, 33), (2, 1, 33), (1, 2, 4)])
+@pytest.mark.parametrize("dtype", [f64, minigrad.float32])
+def test_lstm_equal_around_its_layout_thresholds(T, N, H, dtype):
+    """The fast LSTM picks its layout by size (rnn_fast.py blocks 10, 11: batch 1; H <= 32):
+    every option (lengths, reverse, bias, initial states) on both sides of each threshold, T = 1, 2, 5."""
+    tolerance = 1e-10 if dtype == f64 else 1e-5
+    for reverse, lengths, bias, initial in itertools.product([False, True], [None, "padded"], [True, False],
+                                                             [True, False]):
+        padded = None if lengths is None else ([max(1, T - 2)] + [T] * (N - 1))
+        _compare(*_on_both_tiers(_functional("lstm", T, N, 3, H, bias, initial, padded, reverse, "cpu", dtype)),
                  tolerance)
 
 
@@ -167,8 +181,10 @@ def test_functions_equal_on_both_sides_of_the_one_step_rules(kind, T, N, dtype):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_functions_equal_for_one_sequence_on_the_strict_device(kind):
-    _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, 17, False, False, [4], True, "strict")))
+@pytest.mark.parametrize("H", [17, 33])
+def test_functions_equal_for_one_sequence_on_the_strict_device(kind, H):
+    _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, H, False, False, [4], True, "strict")))
+    _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, H, True, True, None, False, "strict")))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -186,8 +202,8 @@ def test_functions_equal_when_runs_of_steps_split_the_backward(kind, lengths, re
 
 # ------------------------------------------------------------------ layers: stacks and directions
 
-def _layer(kind, layers, bidirectional, batch_first, lengths):
-    T, N, D, H = 5, 3, 4, 3
+def _layer(kind, layers, bidirectional, batch_first, lengths, N=3, H=3):
+    T, D = 5, 4
 
     def run(reference):
         options = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, reference=reference)
@@ -214,6 +230,14 @@ def _layer(kind, layers, bidirectional, batch_first, lengths):
                          list(itertools.product([1, 2], [False, True], [False, True], [None, [3, 5, 1]])))
 def test_layers_equal_for_every_option(kind, layers, bidirectional, batch_first, lengths):
     _compare(*_on_both_tiers(_layer(kind, layers, bidirectional, batch_first, lengths)))
+
+
+@pytest.mark.parametrize("H", [3, 33])
+@pytest.mark.parametrize("layers, bidirectional, lengths", [(2, False, None), (1, True, [3]), (2, True, None)])
+def test_lstm_layers_equal_for_one_sequence(H, layers, bidirectional, lengths):
+    """Batch 1 through stacked and bidirectional LSTMs: the fast tier's one-sequence layouts
+    (rnn_fast.py blocks 10, 11) on both sides of H = 32, as layers use them."""
+    _compare(*_on_both_tiers(_layer("lstm", layers, bidirectional, False, lengths, N=1, H=H)))
 
 
 # ------------------------------------------------------------------ attention

@@ -67,18 +67,42 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
   9. The LSTM's backward makes dout contiguous once: after a loss like out.sum()
      it is a broadcast view (stride 0), and each step's dout[t] + dh then costs
      more (plain: tiny LSTM +3%).
+ 10. One sequence (N = 1, the LSTM; issue 22): batch 1 is per-call cost, so the
+     layout minimises NumPy calls and their arguments' shapes.  Step t's gates sit in a
+     row F[t] = [o, i, f, g, c_{t-1}] beside the cell state, so one ufunc call forms
+     [i, f] * [g, c_{t-1}] and one adds the two products; h_{t-1} W_hh^T is one np.dot
+     with a (H, 4H) operand (a gemv, no batched matmul); the gates' half/shift
+     operands are full-size arrays (a broadcast operand costs a small ufunc call 3x);
+     the backward's slopes go to S[t] = [f, s_i, s_f, s_g, s_o, s_c], so one multiply
+     by dh and one by dc (then dc_{t-1} = dc f rides along) give every da, and
+     dh_{t-1} = da W_hh is one np.dot of the row da.  Forward 9 NumPy calls a step,
+     backward 5 (gate-major: 11 and 8, with a batched matmul and a sum).  (Plain,
+     i.e. gate-major: batch 1, T = 64, hidden 48 / 64 / 128: +20% / +20% / +43%;
+     hidden 256 even: the products dominate there.)
+ 11. One sequence with H <= SMALL_HIDDEN (32): the products by small matrices cost
+     less than the calls they replace.  The forward carries h as [tanh c, u_o tanh c]
+     (u = tanh(a / 2), sigma = (1 + u) / 2): one np.dot of [tanh c, u_o tanh c, x_t, 1]
+     gives the step's pre-activations (input projection and bias included), one tanh,
+     one multiply [u_i, u_f] * [g, c], one np.dot c_t = [g, c, u_i g, u_f c] [I; I; I; I] / 2,
+     one tanh, one multiply: six calls a step.  The backward is linear in
+     v_t = [dh_t, dc_t, 1] once the slopes are known: v_{t-1} = v_t M_t with M_t
+     (2H + 1, 2H + 1) built for all steps before the loop (one batched matmul), so a
+     step is one np.dot (``_lstm_linear_steps``).  (Plain, i.e. block 10: tiny LSTM
+     T = 50, hidden 8 / 16 / 24 / 32: +48% / +41% / +29% / +21%; hidden 48 even,
+     64 20% slower, hence the threshold.)  Tiny LSTM (in 8, hidden 8, batch 1, T = 50)
+     fwd+bwd with 10 and 11: 1.90x -> 1.00x PyTorch (quiet AMD EPYC, one thread).
 
-No block depends on the batch or hidden size; the one size threshold is the
-run length of block 3 (tests/test_tiers.py runs sizes on both sides of it, and
-batch 1 at hidden 4, 16, 17 and 64).  Removed in issue 19: three layouts for
-one sequence (N = 1) in the LSTM (the gates as one (1, 4H) row with 2-D dot
-products; for H <= 16 rows [h, x, 1] holding the states and a second, one-row
-backward loop), which no lesson or homework runs (they train with batch 8-64);
-without them the tiny LSTM (batch 1, in 8, hidden 8, T = 50) fwd+bwd takes 34%
-longer (same-process A/B, median of paired ratios; hidden 32: 15%).
+Size thresholds: the run length of block 3, batch 1 (block 10) and H <= 32 (block
+11); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
+batch 1 and 2; hidden 4, 16, 32, 33, 64; every option, float64 and float32).
+Issue 19 had removed three older one-sequence layouts (no lesson ran batch 1);
+issue 22 asks the tiny LSTM to reach PyTorch, and blocks 10 and 11 do it with fewer
+calls than those had.
 Also returned to plain code earlier after an A/B showed < 3%: one merged
 weight-gradient matmul dA^T [x, h_{t-1}, 1], scratch buffers for the slopes,
-chains of ``out=`` ufunc calls in the backward loops.
+chains of ``out=`` ufunc calls in the backward loops; in issue 22, block 11's
+steps in pairs (v_{t-2} = v_t (M_t M_{t-1}), half the products in the loop: 1.5%
+of the tiny LSTM).
 
 Variable lengths: ``mask`` (T, N, 1) as in rnn.py.  A padded step keeps its
 state (copied with ``where``), outputs zero, and in the backward its slopes are
@@ -300,99 +324,398 @@ class FastRNNFunction(Function):
 class FastLSTMFunction(Function):
     """The reference's LSTMFunction (same arguments and results), fast: see the module docstring.
 
-    The gates are G (4, T, N, H) = [i, f, g, o] gate-major; the backward replaces
-    them, a run of steps at a time, by their slopes and then by dA.
+    Three layouts, by size (blocks 10, 11): one sequence (N = 1) keeps each step's gates in a
+    row beside its cell state (``_lstm_rows_forward``), and with H <= SMALL_HIDDEN also carries
+    h differently and runs the backward as one matrix product a step (``_lstm_tiny_forward``,
+    ``_lstm_linear_steps``); a batch keeps them gate-major, G (4, T, N, H) = [i, f, g, o],
+    which the backward replaces, a run of steps at a time, by their slopes and then by dA.
     """
+
+    SMALL_HIDDEN = 32        # block 11 up to here: H = 24 / 32 22% / 17% faster, 48 even, 64 20% slower
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
-        xp = backend.array_module(x, w_ih, w_hh)
-        # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
-        # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
-        # pre-activations, times ``half`` plus ``shift``, gives all four gates
-        half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
-        half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-        G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
-                                   [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
-        G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
-        w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None], T, N)         # (4, H, H): W_hh,k^T halved
-        hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
-        cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
-        half = xp.empty((4, N, H), dtype=x.dtype)
-        half[...] = half_gate[:, None, None]
-        shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
-        gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
-        i, f, g, o = gates
-        ig = xp.empty((N, H), dtype=x.dtype)
-        tanh_c = xp.empty((N, H), dtype=x.dtype)
-        padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
-        for t, prev, nxt in _steps(T, reverse):
-            # block 8: out= calls, each a NumPy call fewer than the plain expression
-            xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
-            xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
-            xp.tanh(gates, out=gates)
-            xp.multiply(gates, half, out=gates)
-            xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
-            G_steps[t] = gates                                          # kept for the backward
-            c = cs[nxt]
-            xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
-            xp.multiply(i, g, out=ig)
-            xp.add(c, ig, out=c)
-            xp.tanh(c, out=tanh_c)
-            xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
-            if mask is not None:                                        # padded: keep both states
-                xp.copyto(cs[nxt], cs[prev], where=padded_steps[t])
-                xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
-        ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
+        ctx.rows = N == 1                                               # one sequence: blocks 10, 11
         ctx.reverse = reverse
-        output, h_n = _sequence_outputs(hs, reverse, mask)
-        return output, h_n, _outputs(cs, reverse)[2]
+        if ctx.rows and H <= FastLSTMFunction.SMALL_HIDDEN:
+            return _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
+        if ctx.rows:
+            return _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
+        return _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
 
     @staticmethod
     def backward(ctx, dout, dh_n, dc_n):
-        x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
-        xp = backend.array_module(dout, x)
-        H = w_hh.shape[1]
-        dout = xp.ascontiguousarray(dout)                               # block 9: not a broadcast view
-        _, h_prev, _ = _outputs(hs, ctx.reverse)
-        c_new, c_prev, _ = _outputs(cs, ctx.reverse)
-        f_carry = G[1]                                                  # dc_{t-1} = dc * f
+        if ctx.rows:
+            return _lstm_rows_backward(ctx, dout, dh_n, dc_n)
+        return _lstm_gates_backward(ctx, dout, dh_n, dc_n)
+
+
+def _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh):
+    """The forward's operands (block 2): [W_ih, b] (4H, D[+1]) and W_hh (4H, H) with the i, f, o rows
+    halved, so that one tanh gives all four gates."""
+    H = w_hh.shape[1]
+    half_rows = xp.repeat(xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype), H)[:, None]   # (4H, 1): i, f, g, o
+    biases = [b for b in (b_ih, b_hh) if b is not None]
+    w_in = w_ih
+    if biases:                                                          # [W_ih, b]: the bias trick (block 7)
+        w_in = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
+    return w_in * half_rows, w_hh * half_rows
+
+
+def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """One sequence of a small model (N = 1, H <= SMALL_HIDDEN; block 11): six NumPy calls a step.
+
+    Row r of R (T + 1, 9H + D + 1) holds what step t reads (r = t, or t + 1 when reverse) and
+    then its gates; the states after step t go to row t + 1 (reverse: t):
+
+        [tc, u_o tc | x, 1 | u_o, u_i, u_f, g | c, u_i g, u_f c]
+         state h       input  pre-activations,  state   products
+                              then tanh of them
+
+    with u = tanh(a / 2) for the sigmoid gates (sigma(a) = (1 + u) / 2, block 2) and tc =
+    tanh(c_{t-1}).  h_{t-1} = o tc = (tc + u_o tc) / 2 is never formed: the step's product
+    [tc, u_o tc, x_t, 1] [W_hh / 2, W_hh / 2, W_ih, b]^T gives its pre-activations at once, and
+    c_t = f c_{t-1} + i g = [g, c_{t-1}, u_i g, u_f c_{t-1}] [I, I, I, I]^T / 2 is a second
+    product.  The states h come from [tc, u_o tc] after the loop.
+    """
+    xp = backend.array_module(x, w_ih, w_hh)
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    dtype = x.dtype
+    w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
+    if w_in.shape[1] == D:                                              # no bias: a zero bias column
+        w_in = xp.concatenate([w_in, xp.zeros((4 * H, 1), dtype=dtype)], axis=1)
+    w_step = xp.concatenate([w_rec / 2, w_rec / 2, w_in], axis=1)      # (4H, 2H + D + 1), rows i, f, g, o
+    w_step = xp.ascontiguousarray(_gates_oifg(xp, w_step).T)           # (2H + D + 1, 4H): columns o, i, f, g
+    halves = xp.concatenate([xp.eye(H, dtype=dtype)] * 4) / 2          # (4H, H): [I, I, I, I]^T / 2
+    first = 1 if reverse else 0                                         # step t reads row t + first
+    z, u = 2 * H + D + 1, 6 * H + D + 1                                 # where [x, 1] ends, where the gates end
+    R = xp.empty((T + 1, 9 * H + D + 1), dtype=dtype)
+    R[first:first + T, 2 * H:2 * H + D] = x[:, 0]
+    R[:, 2 * H + D] = 1
+    start = T - 1 + first if reverse else 0                             # the row of the initial states
+    R[start, :2 * H] = 0 if h0 is None else xp.concatenate([h0[0], h0[0]])   # h0 = (h0 + h0) / 2
+    R[start, u:u + H] = 0 if c0 is None else c0[0]
+    order = slice(None, None, -1) if reverse else slice(None)           # the rows in the order processed
+    reads, writes = R[first:first + T][order], R[1 - first:T + 1 - first][order]
+    step_views = [reads[:, :z], reads[:, z:u],                          # [tc, u_o tc, x, 1]; [u_o, u_i, u_f, g]
+                  reads[:, z + H:z + 3 * H], reads[:, z + 3 * H:u + H], reads[:, u + H:],   # [u_i, u_f]; [g, c]; products
+                  reads[:, z + 3 * H:], reads[:, z:z + H],              # [g, c, u_i g, u_f c]; u_o
+                  writes[:, u:u + H], writes[:, :H], writes[:, H:2 * H]]  # the states after the step: c, tc, u_o tc
+    if mask is not None:                                                # padded: keep both states
+        step_views += [(~mask[:, 0])[order], reads[:, u:u + H], reads[:, :2 * H], writes[:, :2 * H]]
+    # one zip over views of all steps: a view per array and step, with no indexing in the loop
+    for inputs, a, u_if, g_c, products, for_c, u_o, c, tc, u_o_tc, *padding in zip(*step_views):
+        xp.dot(inputs, w_step, out=a)                                   # a (a / 2 for i, f, o)
+        xp.tanh(a, out=a)                                               # [u_o, u_i, u_f, g]
+        xp.multiply(u_if, g_c, out=products)                            # [u_i g, u_f c_{t-1}]
+        xp.dot(for_c, halves, out=c)                                    # c_t = f c_{t-1} + i g
+        xp.tanh(c, out=tc)
+        xp.multiply(u_o, tc, out=u_o_tc)                                # h_t = (tc + u_o tc) / 2
+        if padding:
+            padded, c_prev, states, new_states = padding
+            xp.copyto(c, c_prev, where=padded)
+            xp.copyto(new_states, states, where=padded)
+    cells = R[:, u:u + H]
+    tc = R[:, :H]
+    u_o_tc = R[:, H:2 * H]
+    hs = ((tc + u_o_tc) / 2)[:, None]                                   # (T + 1, 1, H): every h
+    steps = slice(first, first + T)
+    sigmoids = R[steps, z:z + 3 * H]                                    # u_o, u_i, u_f -> o, i, f
+    sigmoids += 1
+    sigmoids *= 0.5                                                     # sigma = (1 + u) / 2
+    xs = R[steps, 2 * H:z] if b_ih is not None or b_hh is not None else R[steps, 2 * H:z - 1]   # [x, 1]
+    ctx.save_for_backward(xs, R[steps, None, z:u + H].reshape(T, 1, 5, H), tc[1 - first:T + 1 - first, None],
+                          _outputs(hs, reverse)[1], w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, _outputs(cells, reverse)[2][None]
+
+
+def _gates_oifg(xp, w):
+    """Weight rows in PyTorch's gate order (i, f, g, o) -> (o, i, f, g), the order blocks 10 and 11 keep."""
+    H = w.shape[0] // 4
+    return xp.concatenate([w[3 * H:], w[:3 * H]])
+
+
+def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """One sequence (N = 1, block 10): step t's storage is F[t] (N, 5, H) = [o, i, f, g, c_{t-1}]
+    (the gates in the order o, i, f, g), so that one ufunc call activates a step's gates, one
+    forms [i, f] * [g, c_{t-1}] and one adds the two products: c_t.  Nine NumPy calls a step."""
+    xp = backend.array_module(x, w_ih, w_hh)
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    w_in, w_rec = _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh)
+    xs = _with_ones(xp, x) if w_in.shape[1] > D else x.reshape(T * N, D)
+    w_in_T = xp.ascontiguousarray(_gates_oifg(xp, w_in).T)             # (a transposed operand: some
+    projection = (xs @ w_in_T).reshape(T, N, 4, H)                     #   processes 100x slower in OpenBLAS)
+    w_rec_T = xp.ascontiguousarray(_gates_oifg(xp, w_rec).T)           # (H, 4H)
+    half = xp.empty((N, 4, H), dtype=x.dtype)                           # sigma(a) = tanh(a / 2) / 2 + 1/2
+    half[...] = xp.asarray([0.5, 0.5, 0.5, 1], dtype=x.dtype)[:, None]  #   (full-size operands: broadcasting
+    shift = 1 - half                                                    #   one costs 3x the call)
+    F = xp.empty((T + 1, N, 5, H), dtype=x.dtype)
+    cells = F[:, :, 4]                                                  # (T + 1, N, H): c_{t-1} beside step t's gates
+    cells[T - 1 if reverse else 0] = 0 if c0 is None else c0
+    gates = F[:, :, :4]                                                 # (T + 1, N, 4, H): [o, i, f, g]
+    i_f = F[:, :, 1:3]
+    g_c = F[:, :, 3:5]
+    outs = F[:, :, 0]                                                   # o
+    hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)                 # (T + 1, N, H)
+    tanh_c = xp.empty((T, N, H), dtype=x.dtype)                         # kept for the backward
+    a = xp.empty((N, 4 * H), dtype=x.dtype)
+    a_3d = a.reshape(N, 4, H)
+    products = xp.empty((N, 2, H), dtype=x.dtype)
+    ig = products[:, 0]
+    fc = products[:, 1]
+    padded_steps = None if mask is None else ~mask                      # (T, N, 1): True at padded steps
+    for t, prev, nxt in _steps(T, reverse):
+        xp.dot(hs[prev], w_rec_T, out=a)                                # h_{t-1} W_hh^T
+        g_t = gates[t]
+        xp.add(a_3d, projection[t], out=g_t)                            #   + x_t W_ih^T + b
+        xp.tanh(g_t, out=g_t)
+        xp.multiply(g_t, half, out=g_t)
+        xp.add(g_t, shift, out=g_t)                                     # now [o, i, f, g]
+        xp.multiply(i_f[t], g_c[t], out=products)                       # [i * g, f * c_{t-1}]
+        c = cells[t - 1 if reverse else t + 1]                          # c_t sits beside the next step's gates
+        xp.add(ig, fc, out=c)                                           #   (the last: at T, c_n)
+        xp.tanh(c, out=tanh_c[t])
+        xp.multiply(outs[t], tanh_c[t], out=hs[nxt])                    # h_t = o * tanh(c_t)
+        if mask is not None:                                            # padded: keep both states
+            xp.copyto(c, cells[t], where=padded_steps[t])
+            xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
+    ctx.save_for_backward(xs, F[:T], tanh_c, _outputs(hs, reverse)[1], w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, cells[T]
+
+
+def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
+    """The backward of both one-sequence layouts (blocks 10, 11), from F (T, N, 5, H) =
+    [o, i, f, g, c_{t-1}]: step t's slopes go to S[t] (N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c]
+    (s_k = da_k / dc for k = i, f, g; s_o = da_o / dh; s_c = dc / dh), which the loop
+    (``_lstm_row_steps`` or ``_lstm_linear_steps``) turns into [dc_{t-1}, da_i, da_f, da_g, da_o, .],
+    and the weight gradients are one matmul each over the rows da = S[:, :, 1:5] (T*N, 4H)."""
+    xs, F, tanh_c, h_prev, w_ih, w_hh, mask = ctx.saved_tensors         # F (T, N, 5, H): [o, i, f, g, c_{t-1}]
+    xp = backend.array_module(dout, xs)
+    T, N, H = tanh_c.shape
+    o = F[:, :, 0]
+    i = F[:, :, 1]
+    g = F[:, :, 3]
+    g_c = F[:, :, 3:5]
+    sigmoid_slopes = F[:, :, :3] * (1 - F[:, :, :3])                    # sigma' = sigma (1 - sigma): o, i, f
+    S = xp.empty((T, N, 6, H), dtype=dout.dtype)
+    S[:, :, 0] = F[:, :, 2]                                             # dc_{t-1} / dc = f
+    xp.multiply(g_c, sigmoid_slopes[:, :, 1:3], out=S[:, :, 1:3])             # da_i / dc = g i', da_f / dc = c_{t-1} f'
+    xp.multiply(i, 1 - g * g, out=S[:, :, 3])                          # da_g / dc = i (1 - g^2)
+    xp.multiply(tanh_c, sigmoid_slopes[:, :, 0], out=S[:, :, 4])       # da_o / dh = tanh(c) o'
+    xp.multiply(tanh_c, tanh_c, out=S[:, :, 5])
+    xp.subtract(1, S[:, :, 5], out=S[:, :, 5])
+    S[:, :, 5] *= o                                                     # dc / dh = o (1 - tanh(c)^2)
+    padded = None
+    if mask is not None:
+        valid, padded = _float_mask(mask, dout.dtype)
+        dout = dout * valid                                             # its output was a constant zero
+        S[:, :, 1:] *= valid[:, :, :, None]                             # no gradient through a padded step
+        S[:, :, 0] *= valid
+        S[:, :, 0] += padded                                            # a padded step passes dc through
+    if H <= FastLSTMFunction.SMALL_HIDDEN:
+        dh_0, dc_0 = _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
+    else:
+        dh_0, dc_0 = _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, ctx.reverse)
+    da_rows = S[:, :, 1:5].reshape(T, N, 4 * H)
+    need = ctx.needs_input_grad
+    dA = da_rows.reshape(T * N, 4 * H)
+    D = w_ih.shape[1]
+    dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
+    grads_ih = dA.T @ xs                                                # [dW_ih, db] (block 7)
+    dw_ih = grads_ih[:, :D] if need[3] else None
+    dw_hh = dA.T @ h_prev.reshape(T * N, H) if need[4] else None
+    db = grads_ih[:, D] if xs.shape[1] > D else None                   # the ones column: sum of dA
+    db_ih = db if need[5] else None
+    db_hh = db.copy() if need[6] else None
+    return dx, dh_0, dc_0, dw_ih, dw_hh, db_ih, db_hh, None, None
+
+
+def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
+    """The backward's loop over S (T, N, 6, H) = [f, s_i, s_f, s_g, s_o, s_c] (block 10), five
+    NumPy calls a step: one multiply by dh gives [da_o, dh s_c], one by dc gives
+    [dc_{t-1}, da_i, da_f, da_g], and da = S[t, :, 1:5] is a row (N, 4H) for dh_{t-1} = da W_hh.
+    Leaves [dc_{t-1}, da_i, da_f, da_g, da_o, dc] in S[t]; returns (dh0, dc0)."""
+    T, N, _, H = S.shape
+    dh_group = S[:, :, 4:6]                                             # the slots times dh
+    dc_group = S[:, :, 0:4]                                             # the slots times dc
+    dcs = S[:, :, 5]
+    dc_3d = S[:, :, 5:6]
+    da_rows = S[:, :, 1:5].reshape(T, N, 4 * H)
+    dout_3d = dout[:, :, None, :]
+    dh = xp.empty((N, 1, H), dtype=S.dtype)
+    dh_next = xp.empty((N, H), dtype=S.dtype)
+    dh_next[...] = dh_n
+    dh_next_3d = dh_next.reshape(N, 1, H)
+    dc_next = dc_n
+    for t, _, _ in reversed(_steps(T, reverse)):
+        xp.add(dout_3d[t], dh_next_3d, out=dh)                          # dh = dout_t + dh from step t + 1
+        xp.multiply(dh_group[t], dh, out=dh_group[t])                   # [da_o, dh * s_c]
+        dc = dcs[t]
+        xp.add(dc, dc_next, out=dc)                                     # dc = dc_next + dh * s_c
+        xp.multiply(dc_group[t], dc_3d[t], out=dc_group[t])             # [dc_{t-1}, da_i, da_f, da_g]
+        dc_next = dc_group[t][:, 0]
+        xp.dot(da_rows[t], w_hh, out=dh_next)                           # dh_{t-1} = da W_hh
+        if padded is not None:
+            dh_next += dh[:, 0] * padded[t]                             # a padded step passes dh through
+    return dh_next, dc_next.copy()
+
+
+def _diagonal(M, row, column, H):
+    """A view of M[:, row + j, column + j] for j < H, M (T, n, n) contiguous: (T, H)."""
+    T, n, _ = M.shape
+    start = row * n + column
+    return M.reshape(T, n * n)[:, start:start + (H - 1) * (n + 1) + 1:n + 1]
+
+
+def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
+    """The same as ``_lstm_row_steps``, for one sequence with H <= SMALL_HIDDEN (block 11): one
+    matrix product a step.
+
+    Given the slopes, a step's backward is linear in v_t = [dh_t, dc_t^in, 1] (dh_t: dL/dh_t from
+    the output and step t + 1; dc_t^in: dL/dc_t from step t + 1):
+        dc = dc^in + dh s_c,   da_i,f,g = dc s_i,f,g,   da_o = dh s_o
+        dh_{t-1} = sum_k da_k W_hh,k + dout_{t-1},   dc_{t-1}^in = dc f
+    so v_{t-1} = v_t M_t with M_t (2H + 1, 2H + 1), built for all T before the loop:
+        M_t = [[A_t,              diag(s_c f),  0],       A_t = diag(s_c) B_t + diag(s_o) W_hh,o
+               [B_t,              diag(f),      0],       B_t = sum_{k = i, f, g} diag(s_k) W_hh,k
+               [dout_{t-1},       0,            1]]
+    (a padded step: slopes 0, f = 1, and A_t = I passes dh on).  After the loop, S gets
+    da_i, da_f, da_g, da_o from the v_t of every step.  Returns (dh0, dc0).
+    """
+    T, _, _, H = S.shape
+    f, s_i, s_f, s_g, s_o, s_c = S[:, 0].transpose(1, 0, 2)              # each (T, H)
+    # [A_t; B_t] row j = sum_k coefficient_k W_hh,k[j]: one matmul, batched over j
+    coefficients = xp.zeros((H, T, 2, 4), dtype=S.dtype)                # [j, t, (A, B), k]
+    s_ifg = S[:, 0, 1:4].transpose(2, 0, 1)                             # (H, T, 3)
+    xp.multiply(s_ifg, s_c.T[:, :, None], out=coefficients[:, :, 0, :3])   # A: s_c s_k for k = i, f, g
+    coefficients[:, :, 0, 3] = s_o.T                                    #    s_o for W_hh,o
+    coefficients[:, :, 1, :3] = s_ifg                                   # B: s_k for k = i, f, g
+    w_rows = w_hh.reshape(4, H, H).transpose(1, 0, 2)                   # (H, 4, H): [j, k] = W_hh,k[j]
+    A_B = xp.matmul(coefficients.reshape(H, 2 * T, 4), w_rows).reshape(H, T, 2, H)
+    M = xp.zeros((T, 2 * H + 1, 2 * H + 1), dtype=S.dtype)
+    M[:, :H, :H] = A_B[:, :, 0].transpose(1, 0, 2)
+    M[:, H:2 * H, :H] = A_B[:, :, 1].transpose(1, 0, 2)
+    _diagonal(M, 0, H, H)[...] = s_c * f
+    _diagonal(M, H, H, H)[...] = f
+    if padded is not None:
+        _diagonal(M, 0, 0, H)[...] += padded[:, 0]                      # a padded step passes dh on (A_t = I)
+    M[:, 2 * H, 2 * H] = 1
+    order = slice(None) if reverse else slice(None, None, -1)           # the steps in the backward's order
+    dout_rows = dout[:, 0]                                              # (T, H)
+    if reverse:                                                         # dout of the step processed next
+        M[:-1, 2 * H, :H] = dout_rows[1:]
+    else:
+        M[1:, 2 * H, :H] = dout_rows[:-1]
+    V = xp.empty((T + 1, 2 * H + 1), dtype=S.dtype)                     # v in the order processed, then v_{-1}
+    V[0, :H] = dout_rows[0 if reverse else T - 1] + dh_n[0]
+    V[0, H:2 * H] = dc_n[0]
+    V[0, 2 * H] = 1
+    for v, m, v_next in zip(V[:-1], M[order], V[1:]):                 # v_{t-1} = v_t M_t
+        xp.dot(v, m, out=v_next)
+    v = V[:T] if reverse else V[:T][::-1]                               # (T, 2H + 1): v_t in time order
+    dh = v[:, None, :H]                                                 # (T, 1, H)
+    dc_in = v[:, None, H:2 * H]
+    dc = dc_in + dh * s_c[:, None]
+    S[:, 0, 1:4] = dc * S[:, 0, 1:4]                                    # da_i, da_f, da_g
+    S[:, 0, 4] = dh[:, 0] * s_o                                         # da_o
+    return V[T, None, :H].copy(), V[T, None, H:2 * H].copy()
+
+
+def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
+    """Gate-major (blocks 1-9): G (4, T, N, H)."""
+    T, N, D = x.shape
+    H = w_hh.shape[1]
+    xp = backend.array_module(x, w_ih, w_hh)
+    # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
+    # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
+    # pre-activations, times ``half`` plus ``shift``, gives all four gates
+    half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
+    half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
+    G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
+                               [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+    G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
+    w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None], T, N)         # (4, H, H): W_hh,k^T halved
+    hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
+    cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
+    half = xp.empty((4, N, H), dtype=x.dtype)
+    half[...] = half_gate[:, None, None]
+    shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
+    gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
+    i, f, g, o = gates
+    ig = xp.empty((N, H), dtype=x.dtype)
+    tanh_c = xp.empty((N, H), dtype=x.dtype)
+    padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
+    for t, prev, nxt in _steps(T, reverse):
+        # block 8: out= calls, each a NumPy call fewer than the plain expression
+        xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
+        xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
+        xp.tanh(gates, out=gates)
+        xp.multiply(gates, half, out=gates)
+        xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
+        G_steps[t] = gates                                          # kept for the backward
+        c = cs[nxt]
+        xp.multiply(f, cs[prev], out=c)                             # c_t = f * c_{t-1} + i * g
+        xp.multiply(i, g, out=ig)
+        xp.add(c, ig, out=c)
+        xp.tanh(c, out=tanh_c)
+        xp.multiply(o, tanh_c, out=hs[nxt])                         # h_t = o * tanh(c_t)
+        if mask is not None:                                        # padded: keep both states
+            xp.copyto(cs[nxt], cs[prev], where=padded_steps[t])
+            xp.copyto(hs[nxt], hs[prev], where=padded_steps[t])
+    ctx.save_for_backward(x, G, hs, cs, w_ih, w_hh, mask)
+    output, h_n = _sequence_outputs(hs, reverse, mask)
+    return output, h_n, _outputs(cs, reverse)[2]
+
+
+def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
+    """Gate-major (blocks 1-9)."""
+    x, G, hs, cs, w_ih, w_hh, mask = ctx.saved_tensors
+    xp = backend.array_module(dout, x)
+    H = w_hh.shape[1]
+    dout = xp.ascontiguousarray(dout)                               # block 9: not a broadcast view
+    _, h_prev, _ = _outputs(hs, ctx.reverse)
+    c_new, c_prev, _ = _outputs(cs, ctx.reverse)
+    f_carry = G[1]                                                  # dc_{t-1} = dc * f
+    if mask is not None:
+        valid, padded = _float_mask(mask, x.dtype)
+        dout = dout * valid                                         # its output was a constant zero
+        f_carry = G[1] * valid + padded                             # a padded step passes dc through
+    dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
+    dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
+    dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
+    dh_next, dc_next = dh_n, dc_n
+    for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
+        # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
+        i, f, g, o = G[:, lo:hi]
+        tanh_c = xp.tanh(c_new[lo:hi])                              # block 5: recomputed
+        slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
+        slope_i = g * i * (1 - i)                                   # da_i / dc
+        slope_f = c_prev[lo:hi] * f * (1 - f)                       # da_f / dc
+        slope_g = i * (1 - g * g)                                   # da_g / dc
+        slope_o = tanh_c * o * (1 - o)                              # da_o / dh
+        f_run = f_carry[lo:hi].copy()
+        # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
+        dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
         if mask is not None:
-            valid, padded = _float_mask(mask, x.dtype)
-            dout = dout * valid                                         # its output was a constant zero
-            f_carry = G[1] * valid + padded                             # a padded step passes dc through
-        dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
-        dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-        dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
-        dh_next, dc_next = dh_n, dc_n
-        for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
-            # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
-            i, f, g, o = G[:, lo:hi]
-            tanh_c = xp.tanh(c_new[lo:hi])                              # block 5: recomputed
-            slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
-            slope_i = g * i * (1 - i)                                   # da_i / dc
-            slope_f = c_prev[lo:hi] * f * (1 - f)                       # da_f / dc
-            slope_g = i * (1 - g * g)                                   # da_g / dc
-            slope_o = tanh_c * o * (1 - o)                              # da_o / dh
-            f_run = f_carry[lo:hi].copy()
-            # dA is G (block 4): from here on the views i, f, g, o hold these slopes, and are not read
-            dA[0, lo:hi], dA[1, lo:hi], dA[2, lo:hi], dA[3, lo:hi] = slope_i, slope_f, slope_g, slope_o
+            dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
+            slope_c *= valid[lo:hi]
+        for t, _, _ in run:
+            da = dA_steps[t]                                        # (4, N, H): the slopes, then da
+            dh = dout[t] + dh_next
+            dc = dc_next + dh * slope_c[t - lo]
+            da[:3] *= dc                                            # da_i, da_f, da_g
+            da[3] *= dh                                             # da_o
+            dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
+            dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
             if mask is not None:
-                dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
-                slope_c *= valid[lo:hi]
-            for t, _, _ in run:
-                da = dA_steps[t]                                        # (4, N, H): the slopes, then da
-                dh = dout[t] + dh_next
-                dc = dc_next + dh * slope_c[t - lo]
-                da[:3] *= dc                                            # da_i, da_f, da_g
-                da[3] *= dh                                             # da_o
-                dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
-                dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
-                if mask is not None:
-                    dh_next += dh * padded[t]
-        dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
-        return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
+                dh_next += dh * padded[t]
+    dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
+    return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
 
 
 # --------------------------------------------------------------------------- GRU
