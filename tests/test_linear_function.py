@@ -39,6 +39,16 @@ def test_linear_weight_gradient_has_the_weight_layout(device):
     assert w.grad.shape == (5, 3) and w.grad.flags.c_contiguous
 
 
+@pytest.mark.parametrize("rows", [63, 64, 65])
+def test_linear_output_is_c_contiguous_on_both_sides_of_the_row_rule(device, rows):
+    """With fewer rows than inputs the forward computes (W X^T)^T, then lays it out like X W^T."""
+    x = randn((rows, 64), device, 0, requires_grad=False)
+    w = randn((16, 64), device, 1, requires_grad=False)
+    y = F.linear(x, w)
+    assert y.shape == (rows, 16) and y._data.flags.c_contiguous        # the array itself, not a host copy
+    numpy.testing.assert_allclose(y.numpy(), x.numpy() @ w.numpy().T, rtol=1e-12, atol=1e-12)
+
+
 def test_linear_only_computes_the_gradients_needed(device):
     x = randn((2, 3), device, 0, requires_grad=False)
     w = randn((4, 3), device, 1)
@@ -65,9 +75,10 @@ def test_gradcheck_rejects_a_transposed_weight_gradient(device):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("x_shape", [(3,), (6, 3), (2, 4, 3), (0, 3)])
+@pytest.mark.parametrize("x_shape", [(3,), (6, 3), (2, 4, 3), (0, 3), (2, 3), (3, 3), (1, 2, 3)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_parity_with_pytorch(device, dtype, x_shape, bias):
+    """Rows M on both sides of the forward's M < in rule: 0, 1 and 2 rows take Y = (W X^T)^T, 3 and more X W^T."""
     torch = pytest.importorskip("torch")
     rng = numpy.random.default_rng(len(x_shape))
     arrays = [rng.standard_normal(x_shape), rng.standard_normal((5, 3)), rng.standard_normal(5)]
