@@ -33,9 +33,10 @@ What this tier changes, block by block (the reference's lines in brackets):
      as O = D V): a pass over (Tq, Dv) instead of one over (Tq, Tk).
      [``(dp * weights).sum(axis=-1)``; with returned weights their term is
      added per block.]  (Per block instead: +27% at T = 128, +18% at T = 1024.)
-  4. Q * scale and K^T made contiguous once, shared by the forward and the
-     backward's recomputation (K^T and V^T as strided views instead: +5% at
-     batch 32, T = 128; -5% at batch 8, T = 1024: kept for the T = 128 layers).
+  4. Q * scale and K^T made contiguous once, shared by the forward and (beyond
+     block 2's size) the backward's recomputation (K^T and V^T as strided views
+     instead: +5% at batch 32, T = 128; -5% at batch 8, T = 1024, measured
+     before block 2 kept P: kept for the T = 128 layers).
   5. A bias B that needs its gradient (a learned one) gets dB = dS block by
      block, in a (..., Tq, Tk) array summed over B's broadcast copies at the
      end: the one case that holds a whole matrix.  [``unbroadcast(ds, ...)``.]
