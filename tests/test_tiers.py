@@ -181,6 +181,34 @@ def test_functions_equal_on_both_sides_of_the_one_step_rules(kind, T, N, dtype):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("N, H", [(1, 4), (1, 40), (3, 4)])              # the LSTM's three layouts
+@pytest.mark.parametrize("wanted", [(0,), (4,), (5, 6), (3, 4, 5, 6)])   # of x, h0, c0, W_ih, W_hh, b_ih, b_hh
+def test_functions_equal_when_only_some_inputs_want_gradients(kind, N, H, wanted):
+    """A Function computes only the gradients asked for (frozen weights, a frozen input): each tier's
+    are the same, and the others stay None."""
+    G = GATES[kind]
+    shapes = ((4, N, 3), (N, H), (N, H), (G * H, 3), (G * H, H), (G * H,), (G * H,))
+
+    def run(reference):
+        rng = numpy.random.default_rng(5)
+        tensors = [minigrad.tensor(rng.standard_normal(s) * 0.5, requires_grad=(k in wanted))
+                   for k, s in enumerate(shapes)]
+        x, h0, c0, *weights = tensors
+        options = dict(reverse=True, reference=reference)
+        if kind.startswith("rnn"):
+            results = F.rnn(x, h0, *weights, nonlinearity=kind[4:], **options)
+        elif kind == "lstm":
+            results = F.lstm(x, h0, c0, *weights, **options)
+        else:
+            results = F.gru(x, h0, *weights, reset_after=(kind == "gru"), **options)
+        sum(r.sum() for r in results).backward()
+        used = [k for k in range(7) if k != 2 or kind == "lstm"]            # c0: the LSTM's only
+        assert [tensors[k].grad is not None for k in used] == [k in wanted for k in used]
+        return list(results) + [tensors[k].grad for k in used]
+    _compare(*_on_both_tiers(run))
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("H", [17, 33])
 def test_functions_equal_for_one_sequence_on_the_strict_device(kind, H):
     _compare(*_on_both_tiers(_functional(kind, 5, 1, 3, H, False, False, [4], True, "strict")))

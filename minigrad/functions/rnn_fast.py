@@ -171,6 +171,15 @@ def _fast_input_projection(xp, x, w_ih, biases, n_gates):
     return xp.matmul(x, w_k_T).reshape(n_gates, T, N, H)
 
 
+LSTM_HALVES = (0.5, 0.5, 1, 0.5)   # i, f, g, o: the sigmoid gates' rows are halved (block 2)
+GRU_HALVES = (0.5, 0.5, 1)          # r, z, n
+
+
+def _half_rows(xp, halves, H, dtype):
+    """(n_gates * H,): the factor of each weight row, ``halves[k]`` for gate k's H rows (block 2)."""
+    return xp.repeat(xp.asarray(halves, dtype=dtype), H)
+
+
 def _halved(w, half_rows):
     """A weight (rows, D) or bias (rows,) with its rows scaled by ``half_rows`` (block 2); ``w``
     itself when half_rows is None."""
@@ -354,13 +363,12 @@ class FastLSTMFunction(Function):
 def _lstm_weights(xp, x, w_ih, w_hh, b_ih, b_hh):
     """The forward's operands (block 2): [W_ih, b] (4H, D[+1]) and W_hh (4H, H) with the i, f, o rows
     halved, so that one tanh gives all four gates."""
-    H = w_hh.shape[1]
-    half_rows = xp.repeat(xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype), H)[:, None]   # (4H, 1): i, f, g, o
+    half_rows = _half_rows(xp, LSTM_HALVES, w_hh.shape[1], x.dtype)
     biases = [b for b in (b_ih, b_hh) if b is not None]
     w_in = w_ih
     if biases:                                                          # [W_ih, b]: the bias trick (block 7)
         w_in = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
-    return w_in * half_rows, w_hh * half_rows
+    return _halved(w_in, half_rows), _halved(w_hh, half_rows)
 
 
 def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
@@ -451,8 +459,8 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     projection = (xs @ w_in_T).reshape(T, N, 4, H)                     #   processes 100x slower in OpenBLAS)
     w_rec_T = xp.ascontiguousarray(_gates_oifg(xp, w_rec).T)           # (H, 4H)
     half = xp.empty((N, 4, H), dtype=x.dtype)                           # sigma(a) = tanh(a / 2) / 2 + 1/2
-    half[...] = xp.asarray([0.5, 0.5, 0.5, 1], dtype=x.dtype)[:, None]  #   (full-size operands: broadcasting
-    shift = 1 - half                                                    #   one costs 3x the call)
+    half[...] = _gates_oifg(xp, xp.asarray(LSTM_HALVES, dtype=x.dtype))[:, None]   # (full-size operands:
+    shift = 1 - half                                                    #   broadcasting one costs 3x the call)
     F = xp.empty((T + 1, N, 5, H), dtype=x.dtype)
     cells = F[:, :, 4]                                                  # (T + 1, N, H): c_{t-1} beside step t's gates
     cells[T - 1 if reverse else 0] = 0 if c0 is None else c0
@@ -526,10 +534,10 @@ def _lstm_rows_backward(ctx, dout, dh_n, dc_n):
     dA = da_rows.reshape(T * N, 4 * H)
     D = w_ih.shape[1]
     dx = (dA @ w_ih).reshape(T, N, D) if need[0] else None
-    grads_ih = dA.T @ xs                                                # [dW_ih, db] (block 7)
+    grads_ih = dA.T @ xs if need[3] or need[5] or need[6] else None    # [dW_ih, db] (block 7)
     dw_ih = grads_ih[:, :D] if need[3] else None
     dw_hh = dA.T @ h_prev.reshape(T * N, H) if need[4] else None
-    db = grads_ih[:, D] if xs.shape[1] > D else None                   # the ones column: sum of dA
+    db = grads_ih[:, D] if grads_ih is not None and xs.shape[1] > D else None   # the ones column: sum of dA
     db_ih = db if need[5] else None
     db_hh = db.copy() if need[6] else None
     return dx, dh_0, dc_0, dw_ih, dw_hh, db_ih, db_hh, None, None
@@ -634,16 +642,15 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
     # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
     # pre-activations, times ``half`` plus ``shift``, gives all four gates
-    half_gate = xp.asarray([0.5, 0.5, 1, 0.5], dtype=x.dtype)
-    half_rows = xp.repeat(half_gate, H)                             # (4H,): per row of the weights
-    G = _fast_input_projection(xp, x, w_ih * half_rows[:, None],    # (4, T, N, H): a / 2 (a for g), x part
-                               [None if b is None else b * half_rows for b in (b_ih, b_hh)], 4)
+    half_rows = _half_rows(xp, LSTM_HALVES, H, x.dtype)             # (4H,): per row of the weights
+    G = _fast_input_projection(xp, x, _halved(w_ih, half_rows),     # (4, T, N, H): a / 2 (a for g), x part
+                               [_halved(b, half_rows) for b in (b_ih, b_hh)], 4)
     G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
-    w_rec = _gate_blocks_T(xp, w_hh * half_rows[:, None], T, N)         # (4, H, H): W_hh,k^T halved
+    w_rec = _gate_blocks_T(xp, _halved(w_hh, half_rows), T, N)      # (4, H, H): W_hh,k^T halved
     hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
     cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
     half = xp.empty((4, N, H), dtype=x.dtype)
-    half[...] = half_gate[:, None, None]
+    half[...] = xp.asarray(LSTM_HALVES, dtype=x.dtype)[:, None, None]
     shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
     gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
     i, f, g, o = gates
@@ -736,10 +743,7 @@ class FastGRUFunction(Function):
         # sigma(a) = (1 + tanh(a / 2)) / 2 (block 2): the r, z rows of the weights and biases
         # halved once (exact), so one tanh, a multiply and an add give r and z; one step (T = 1,
         # decoding) halves its 2NH pre-activations in the loop instead of the 3H(H + D) weights
-        half_rows = None
-        if T > 1:
-            half_rows = xp.ones((3 * H,), dtype=dtype)
-            half_rows[:2 * H] = 0.5
+        half_rows = _half_rows(xp, GRU_HALVES, H, dtype) if T > 1 else None
         b_hrz = None if b_hh is None else xp.concatenate([b_hh[:2 * H], xp.zeros((H,), dtype=dtype)])
         b_hn = None if b_hh is None else b_hh[2 * H:]
         G = _fast_input_projection(xp, x, _halved(w_ih, half_rows),            # b_hr, b_hz join the projection
