@@ -170,16 +170,17 @@ class Function:
         This runs for every operation, so it is kept lean: one pass over the
         arguments collects the arrays, the tensors that need gradients, and
         what the device and in-place checks need; under no_grad that pass
-        collects only the arrays, and the forward's ctx says no argument needs a
-        gradient (as torch's).  (A chain of 1000 ops on 4 elements, one thread:
+        collects only the arrays and ``needs_input_grad`` (which torch's ctx keeps
+        there too: the arguments' requires_grad).  (A chain of 1000 ops on 4 elements, one thread:
         no_grad 2.79 -> 2.55 us an op with the other per-op cuts of issue 22, see
-        benchmarks/results/20261126-issue22-core.md.)
+        benchmarks/results/20261126-issue22-core.md; needs_input_grad under no_grad,
+        as torch's, costs 3% of that back.)
         """
         recording = _grad_enabled      # under no_grad no node is made: skip its bookkeeping
         arrays = []         # what forward receives: each Tensor's array, other arguments as given
+        needs = []          # per argument: does it need a gradient? (requires_grad, as torch's ctx)
         if recording:
             parents = []    # per argument: the Tensor if it needs a gradient, else None
-            needs = []      # per argument: does it need a gradient?
             versions = []   # (counter, value) of every Tensor argument
         array_type = None
         for arg in args:
@@ -190,20 +191,17 @@ class Function:
                         _check_same_device(args)
                     array_type = type(data)
                 arrays.append(data)
+                need = arg.requires_grad
+                needs.append(need)
                 if recording:
-                    need = arg.requires_grad
                     parents.append(arg if need else None)
-                    needs.append(need)
                     versions.append((arg._version, arg._version[0]))
             else:
                 arrays.append(arg)
+                needs.append(False)
                 if recording:
                     parents.append(None)
-                    needs.append(False)
-        if recording:
-            ctx = Context(cls, tuple(parents), tuple(needs))
-        else:
-            ctx = Context(cls, (None,) * len(args), (False,) * len(args))
+        ctx = Context(cls, tuple(parents) if recording else (None,) * len(args), tuple(needs))
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:

@@ -134,15 +134,32 @@ class _SeesNeeds(minigrad.autograd.Function):
 
 def test_needs_input_grad_has_one_entry_per_argument_in_forward_with_grad_and_under_no_grad():
     """No Function of minigrad reads it in forward, but a student's may (and torch's ctx has it there):
-    under no_grad nothing needs a gradient, as in torch."""
+    each argument's requires_grad, under no_grad too, as torch's (checked against torch when present)."""
     x, w = leaf([1.0]), minigrad.tensor([2.0], dtype=F64)
     _SeesNeeds.seen.clear()
     _SeesNeeds.apply(x, w, 3.0)
     with minigrad.no_grad():
-        _SeesNeeds.apply(x, w, 3.0)
+        out = _SeesNeeds.apply(x, w, 3.0)
     (with_grad, inputs), (without, no_inputs) = _SeesNeeds.seen
     assert with_grad == (True, False, False) and inputs[0] is x and inputs[1:] == (None, None)
-    assert without == (False, False, False) and no_inputs == (None, None, None)
+    assert without == (True, False, False) and no_inputs == (None, None, None)   # ... but no node is made
+    assert out.grad_fn is None and not out.requires_grad
+    torch = pytest.importorskip("torch")
+
+    class SeesNeeds(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, scale):
+            _SeesNeeds.seen.append(ctx.needs_input_grad)
+            return x * w * scale
+
+        @staticmethod
+        def backward(ctx, dout):
+            return dout, dout, None
+
+    tx, tw = torch.ones(1, dtype=torch.float64, requires_grad=True), torch.ones(1, dtype=torch.float64)
+    with torch.no_grad():
+        SeesNeeds.apply(tx, tw, 3.0)
+    assert _SeesNeeds.seen[-1] == without
 
 
 def test_a_backward_returning_the_wrong_shape_is_named():
