@@ -109,6 +109,15 @@ def test_the_readers_path_reaches_the_step_equations_in_three_hops():
 
 # ------------------------------------------------------------------ one layer, one direction
 
+def _recurrent(kind, x, h0, c0, weights, **options):
+    """The functional form of ``kind`` (KINDS) on x, its initial state(s) and [W_ih, W_hh, b_ih, b_hh]."""
+    if kind.startswith("rnn"):
+        return F.rnn(x, h0, *weights, nonlinearity=kind[4:], **options)
+    if kind == "lstm":
+        return F.lstm(x, h0, c0, *weights, **options)
+    return F.gru(x, h0, *weights, reset_after=(kind == "gru"), **options)
+
+
 def _functional(kind, T, N, D, H, bias, initial, lengths, reverse, device, dtype=f64):
     def run(reference):
         x = minigrad.randn(T, N, D, dtype=dtype, device=device, requires_grad=True)
@@ -120,13 +129,7 @@ def _functional(kind, T, N, D, H, bias, initial, lengths, reverse, device, dtype
                    (minigrad.randn(G * H, H, dtype=dtype, device=device) * (0.6 / max(1, H / 4) ** 0.5)).requires_grad_()]
         weights += ([(minigrad.randn(G * H, dtype=dtype, device=device) * 0.5).requires_grad_() for _ in range(2)]
                     if bias else [None, None])
-        options = dict(lengths=lengths, reverse=reverse, reference=reference)
-        if kind.startswith("rnn"):
-            results = F.rnn(x, h0, *weights, nonlinearity=kind[4:], **options)
-        elif kind == "lstm":
-            results = F.lstm(x, h0, c0, *weights, **options)
-        else:
-            results = F.gru(x, h0, *weights, reset_after=(kind == "gru"), **options)
+        results = _recurrent(kind, x, h0, c0, weights, lengths=lengths, reverse=reverse, reference=reference)
         upstream = [minigrad.randn(*r.shape, dtype=dtype, device=device) for r in results]
         sum((r * u).sum() for r, u in zip(results, upstream)).backward()
         leaves = [x, h0, c0] + weights
@@ -194,13 +197,7 @@ def test_functions_equal_when_only_some_inputs_want_gradients(kind, N, H, wanted
         tensors = [minigrad.tensor(rng.standard_normal(s) * 0.5, requires_grad=(k in wanted))
                    for k, s in enumerate(shapes)]
         x, h0, c0, *weights = tensors
-        options = dict(reverse=True, reference=reference)
-        if kind.startswith("rnn"):
-            results = F.rnn(x, h0, *weights, nonlinearity=kind[4:], **options)
-        elif kind == "lstm":
-            results = F.lstm(x, h0, c0, *weights, **options)
-        else:
-            results = F.gru(x, h0, *weights, reset_after=(kind == "gru"), **options)
+        results = _recurrent(kind, x, h0, c0, weights, reverse=True, reference=reference)
         sum(r.sum() for r in results).backward()
         used = [k for k in range(7) if k != 2 or kind == "lstm"]            # c0: the LSTM's only
         assert [tensors[k].grad is not None for k in used] == [k in wanted for k in used]
