@@ -327,6 +327,22 @@ def test_causal_output_ignores_later_tokens(device):
     assert numpy.allclose(before[:, :4], after[:, :4]) and not numpy.allclose(before[:, 4:], after[:, 4:])
 
 
+@pytest.mark.parametrize("chunks", [(1, 1, 1, 1, 1, 1), (3, 1, 2), (2, 4), (1, 5)])
+def test_mha_cache_fed_in_chunks_equals_one_causal_pass(device, chunks):
+    """Positions fed to a self-attention cache a chunk at a time give the causal pass over all of them:
+    a one-position chunk needs no mask (its query sees every cached key: MultiheadAttention skips it),
+    a longer one does (its first query must not see the chunk's later keys)."""
+    layer = nn.MultiheadAttention(4, 2, batch_first=True).double().to(device).eval()
+    x = randn(2, sum(chunks), 4, device=device, requires_grad=False)
+    whole, _ = layer(x, x, x, need_weights=False, is_causal=True)
+    cache, parts, start = {}, [], 0
+    for size in chunks:
+        piece = x[:, start:start + size]
+        parts.append(layer(piece, piece, piece, need_weights=False, is_causal=True, cache=cache)[0].numpy())
+        start += size
+    assert numpy.allclose(numpy.concatenate(parts, axis=1), whole.numpy(), atol=1e-12)
+
+
 def test_mha_bad_inputs_name_the_shapes():
     with pytest.raises(ValueError, match="embed_dim=6.*num_heads=4"):
         nn.MultiheadAttention(6, 4)

@@ -27,10 +27,12 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, x, dims):
-        if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
-            raise ValueError(f"permute: dims {dims} are not a permutation of the {x.ndim} dimensions of {tuple(x.shape)}")
         ctx.dims = dims
-        return backend.array_module(x).transpose(x, dims)
+        try:
+            return backend.array_module(x).transpose(x, dims)
+        except (ValueError, IndexError):            # a repeated, missing or out-of-range dimension
+            raise ValueError(f"permute: dims {dims} are not a permutation of the {x.ndim} dimensions of "
+                             f"{tuple(x.shape)}") from None
 
     @staticmethod
     def backward(ctx, dout):
@@ -148,23 +150,24 @@ class Split(Function):
 
     @staticmethod
     def forward(ctx, x, split_size_or_sections, dim):
-        xp = backend.array_module(x)
         length = x.shape[dim]
         if isinstance(split_size_or_sections, int):
             sizes = [split_size_or_sections] * (length // split_size_or_sections)
-            if length % split_size_or_sections:
+            if length % split_size_or_sections or not sizes:     # a shorter last piece (empty x: one empty piece)
                 sizes.append(length % split_size_or_sections)
         else:
             sizes = list(split_size_or_sections)
             if sum(sizes) != length:
                 raise ValueError(f"split: sections {sizes} sum to {sum(sizes)}, but dim {dim} has size {length}")
-        ends = []
-        total = 0
-        for size in sizes[:-1]:
-            total += size
-            ends.append(total)
         ctx.dim = dim
-        return tuple(xp.split(x, ends, axis=dim))
+        index = [slice(None)] * x.ndim                  # x[:, ..., start:start + size, ...] with the slice at dim
+        pieces = []
+        start = 0
+        for size in sizes:
+            index[dim] = slice(start, start + size)
+            pieces.append(x[tuple(index)])
+            start += size
+        return tuple(pieces)
 
     @staticmethod
     def backward(ctx, *douts):

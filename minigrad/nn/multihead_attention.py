@@ -152,7 +152,7 @@ class MultiheadAttention(Module):
                 raise ValueError(f"MultiheadAttention: attn_mask must have shape (Tq, S) = {(tq, s)} or "
                                  f"(N * num_heads, Tq, S) = {(n * self.num_heads, tq, s)}, got {tuple(given.shape)}")
             parts.append(given)
-        if is_causal:
+        if is_causal and s > past + 1:      # query i sees keys j <= past + i: s <= past + 1 blocks none (decoding)
             parts.append(attention_bias(causal_mask(tq, s, device=device, offset=past), dtype, "may not attend"))
         return sum(parts[1:], parts[0]) if parts else None       # masks combine by adding their biases
 
