@@ -66,7 +66,9 @@ def check_attention_inputs(q, k, v, bias, dropout_p):
             f"must have the same length Tk, got {k.shape[-2]} and {v.shape[-2]}"
         )
     try:
-        batch = backend.broadcast_shape(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        batch = q.shape[:-2]                 # the usual case, one batch shape: no broadcasting to work out
+        if not batch == k.shape[:-2] == v.shape[:-2]:
+            batch = backend.broadcast_shape(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
             f"scaled_dot_product_attention: the leading (batch, head) dimensions of q {tuple(q.shape)}, "
