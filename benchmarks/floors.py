@@ -290,7 +290,8 @@ def mha_floor(B, T, d, heads, seed=0):
 # ----------------------------------------------------------------------------- decoding
 
 def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
-    """(step, NumPy calls per token): greedy decoding of a GRU language model, batch 1."""
+    """(step, NumPy calls per step): greedy decoding of ``tokens`` tokens (25 calls each) by a GRU
+    language model, batch 1."""
     rng = numpy.random.default_rng(seed)
     embedding = rng.standard_normal((V, E), dtype=F32)
     w_ih = rng.standard_normal((3 * H, E), dtype=F32) * 0.05
@@ -316,7 +317,57 @@ def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
             out.append(token)
         return out
     step()
-    return step, 25
+    return step, 25 * tokens
+
+
+def causal_lm_decoding_floor(tokens, V=74, d=64, heads=4, ff=256, layers=2, max_len=256, seed=0):
+    """(step, NumPy calls per step): greedy decoding of ``tokens`` tokens (22 + 45 per layer calls each)
+    by lesson 12's CausalLM (pre-LN, ReLU, learned positions), batch 1, the keys and values of each
+    layer written into buffers allocated once."""
+    rng = numpy.random.default_rng(seed)
+
+    def weight(*shape):
+        return rng.standard_normal(shape, dtype=F32) * 0.1
+
+    embedding, positions = weight(V, d), weight(max_len, d)
+    blocks = [dict(w_in=weight(3 * d, d), b_in=weight(3 * d), w_out=weight(d, d), b_out=weight(d),
+                   w1=weight(ff, d), b1=weight(ff), w2=weight(d, ff), b2=weight(d),
+                   n1=(numpy.ones(d, F32), numpy.zeros(d, F32)), n2=(numpy.ones(d, F32), numpy.zeros(d, F32)),
+                   k=numpy.empty((heads, max_len, d // heads), F32), v=numpy.empty((heads, max_len, d // heads), F32))
+              for _ in range(layers)]
+    final = (numpy.ones(d, F32), numpy.zeros(d, F32))
+    w_head, b_head = weight(V, d), weight(V)
+    scale = 1.0 / (d // heads) ** 0.5
+
+    def layer_norm(x, w_b):                                               # 12 calls
+        centred = x - x.sum() / d
+        rstd = 1.0 / numpy.sqrt((centred * centred).sum() / d + 1e-5)
+        return centred * rstd * w_b[0] + w_b[1]
+
+    def step():
+        token, out = 2, []
+        for t in range(tokens):
+            x = embedding[token] + positions[t]                           # 1 call (d,)
+            for b in blocks:
+                qkv = b["w_in"] @ layer_norm(x, b["n1"]) + b["b_in"]      # 14
+                q = qkv[:d].reshape(heads, d // heads, 1)
+                b["k"][:, t] = qkv[d:2 * d].reshape(heads, d // heads)    # 1
+                b["v"][:, t] = qkv[2 * d:].reshape(heads, d // heads)     # 1
+                s = (b["k"][:, :t + 1] @ q)[..., 0] * scale               # 2: scores (heads, t + 1)
+                s = numpy.exp(s - s.max(axis=-1, keepdims=True))          # 3
+                s /= s.sum(axis=-1, keepdims=True)                        # 2
+                o = (s[:, None, :] @ b["v"][:, :t + 1]).reshape(d)        # 1
+                x = x + (b["w_out"] @ o + b["b_out"])                     # 3
+                f = numpy.maximum(b["w1"] @ layer_norm(x, b["n2"]) + b["b1"], 0)   # 15
+                x = x + (b["w2"] @ f + b["b2"])                           # 3
+            logits = w_head @ layer_norm(x, final) + b_head               # 14
+            shifted = logits - logits.max()                               # 2
+            log_probs = shifted - numpy.log(numpy.exp(shifted).sum())     # 4
+            token = int(log_probs.argmax())                               # 1
+            out.append(token)
+        return out
+    step()
+    return step, (22 + layers * 45) * tokens
 
 
 # ----------------------------------------------------------------------------- core suite
@@ -423,6 +474,36 @@ def _matmuls_only(T, N, D, H):
     return bench_rnn._matmul_floor(T, N, D, H), 2 * T + 4
 
 
+def _gate_matmuls_only(T, N, D, H):
+    """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7):
+    the projection [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and
+    backward, dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
+    rng = numpy.random.default_rng(0)
+    xs = rng.standard_normal((T * N, D + 1), dtype=F32)
+    w_in_T = rng.standard_normal((4, D + 1, H), dtype=F32)
+    w_rec = rng.standard_normal((4, H, H), dtype=F32)
+    w_ih_k = rng.standard_normal((4, H, D), dtype=F32)
+    hs = rng.standard_normal((T + 1, N, H), dtype=F32)
+    dA = rng.standard_normal((4, T, N, H), dtype=F32)
+    gates, parts = numpy.empty((4, N, H), F32), numpy.empty((4, N, H), F32)
+
+    def step():
+        numpy.matmul(xs, w_in_T)                                          # projection, all steps
+        for t in range(T):
+            numpy.matmul(hs[t], w_rec, out=gates)                         # forward recurrence
+        for t in range(T):
+            numpy.matmul(dA[:, t], w_rec, out=parts)                      # backward recurrence
+        flat = dA.reshape(4, T * N, H)
+        dx = flat[0] @ w_ih_k[0]
+        for k in range(1, 4):
+            dx += flat[k] @ w_ih_k[k]                                     # dx
+        flat_T = flat.transpose(0, 2, 1)
+        numpy.matmul(flat_T, xs)                                          # [dW_ih, db]
+        numpy.matmul(flat_T, hs[:-1].reshape(T * N, H))                   # dW_hh
+    step()
+    return step, 2 * T + 7
+
+
 # ----------------------------------------------------------------------------- the table
 
 def _minigrad_and_torch(case):
@@ -439,8 +520,8 @@ def _minigrad_and_torch(case):
         B, T = args
         return tuple(bench_attention._attention_pair(B, T, torch))
     if kind == "decoding":
-        mine, reference = bench_workloads.decoding_pair(torch, "GRU char LM", "greedy", args[0])
-        return mine, reference
+        model, tokens = args
+        return bench_workloads.decoding_pair(torch, model, "greedy", tokens)
     if kind == "chain":
         import bench_core
         import minigrad
@@ -470,8 +551,16 @@ CASES = [
      lambda: mha_floor(8, 1024, 256, 8)),
     ("MultiheadAttention fwd+bwd, batch 32, T=128, d 256, 8 heads", ("mha", (32, 128)),
      lambda: mha_floor(32, 128, 256, 8)),
-    ("greedy decoding, GRU char LM hidden 256, batch 1, 300 tokens", ("decoding", (300,)),
+    ("greedy decoding, GRU char LM hidden 256, batch 1, 300 tokens", ("decoding", ("GRU char LM", 300)),
      lambda: gru_decoding_floor(300)),
+    ("greedy decoding, CausalLM (KV cache), batch 1, 120 tokens", ("decoding", ("CausalLM", 120)),
+     lambda: causal_lm_decoding_floor(120)),
+    ("nn.LSTM(32, 256) fwd+bwd, batch 32, T=64: the char LM's recurrence (workloads)", ("lstm", (64, 32, 32, 256)),
+     lambda: lstm_floor(64, 32, 32, 256)),
+    ("nn.LSTM(32, 256) fwd+bwd, batch 32, T=64: its matmuls only, gate-major (the fast tier's)",
+     ("lstm", (64, 32, 32, 256)), lambda: _gate_matmuls_only(64, 32, 32, 256)),
+    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64: its matmuls only, gate-major (the fast tier's)",
+     ("lstm", (64, 8, 256, 256)), lambda: _gate_matmuls_only(64, 8, 256, 256)),
     ("chain of 1000 tiny ops on (4,), forward + backward", ("chain", (True,)), lambda: chain_floor(True)),
     ("chain of 1000 tiny ops on (4,), forward only, no_grad", ("chain", (False,)), lambda: chain_floor(False)),
     ("Linear-LayerNorm-ReLU-Linear + cross_entropy (64, 512), fwd+bwd", ("mlp", (None,)), lambda: mlp_floor()),
