@@ -289,6 +289,13 @@ def mha_floor(B, T, d, heads, seed=0):
 
 # ----------------------------------------------------------------------------- decoding
 
+def _greedy_pick(logits):
+    """The most probable next token from its logits, through log_softmax as minigrad's decoder: 7 calls."""
+    shifted = logits - logits.max()                                       # 2
+    log_probs = shifted - numpy.log(numpy.exp(shifted).sum())             # 4
+    return int(log_probs.argmax())                                        # 1
+
+
 def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
     """(step, NumPy calls per step): greedy decoding of ``tokens`` tokens (25 calls each) by a GRU
     language model, batch 1."""
@@ -311,9 +318,7 @@ def gru_decoding_floor(tokens, V=69, E=32, H=256, seed=0):
             n = numpy.tanh(xw[2 * H:] + rz[:, :H] * hw[:, 2 * H:])        # 3
             h = n + rz[:, H:] * (h - n)                                   # 3: (1 - z) n + z h
             logits = h @ w_out.T + b_out                                  # 2
-            shifted = logits - logits.max()                               # 2
-            log_probs = shifted - numpy.log(numpy.exp(shifted).sum())     # 4
-            token = int(log_probs.argmax())                               # 1
+            token = _greedy_pick(logits)                                  # 7
             out.append(token)
         return out
     step()
@@ -361,9 +366,7 @@ def causal_lm_decoding_floor(tokens, V=74, d=64, heads=4, ff=256, layers=2, max_
                 f = numpy.maximum(b["w1"] @ layer_norm(x, b["n2"]) + b["b1"], 0)   # 15
                 x = x + (b["w2"] @ f + b["b2"])                           # 3
             logits = w_head @ layer_norm(x, final) + b_head               # 14
-            shifted = logits - logits.max()                               # 2
-            log_probs = shifted - numpy.log(numpy.exp(shifted).sum())     # 4
-            token = int(log_probs.argmax())                               # 1
+            token = _greedy_pick(logits)                                  # 7
             out.append(token)
         return out
     step()
