@@ -234,12 +234,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def split_heads(x, heads):
     """(N, T, E) -> (N, heads, T, E / heads): head h sees features h*Dh ... (h+1)*Dh - 1."""
     n, t, e = x.shape
+    if t == 1:                  # one position (decoding): the permute would move only a size-1 axis
+        return x.reshape(n, heads, 1, e // heads)
     return x.reshape(n, t, heads, e // heads).permute(0, 2, 1, 3)
 
 
 def merge_heads(x):
     """(N, heads, T, Dh) -> (N, T, heads * Dh), the inverse of split_heads."""
     n, h, t, d = x.shape
+    if t == 1:                  # one position: as in split_heads, a reshape alone
+        return x.reshape(n, 1, h * d)
     return x.permute(0, 2, 1, 3).reshape(n, t, h * d)
 
 

@@ -210,6 +210,21 @@ def test_mask_helpers(device):
     assert heads.shape == (2, 3, 3, 2) and numpy.array_equal(merge_heads(heads).numpy(), x.numpy())
 
 
+@pytest.mark.parametrize("t", [1, 2, 3])
+def test_split_and_merge_heads_at_every_length(device, t):
+    """split_heads puts feature h*Dh + d of position t at [n, h, t, d], merge_heads undoes it, and the
+    gradients come back in place; one position (t = 1, decoding) takes a shorter path: same numbers."""
+    x = randn(2, t, 6, device=device)
+    heads = split_heads(x, 3)
+    expected = x.numpy().reshape(2, t, 3, 2).transpose(0, 2, 1, 3)
+    assert heads.shape == (2, 3, t, 2) and numpy.array_equal(heads.numpy(), expected)
+    weights = randn(2, 3, t, 2, device=device, requires_grad=False)
+    merged = merge_heads(heads * weights)
+    assert numpy.array_equal(merged.numpy(), (expected * weights.numpy()).transpose(0, 2, 1, 3).reshape(2, t, 6))
+    merged.sum().backward()
+    assert numpy.array_equal(minigrad.tensor(x.grad).numpy(), weights.numpy().transpose(0, 2, 1, 3).reshape(2, t, 6))
+
+
 # ----------------------------------------------------------------------------- GELU and erf
 
 def test_erf_matches_math_erf_to_1e_15():
