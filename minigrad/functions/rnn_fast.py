@@ -750,15 +750,17 @@ class FastGRUFunction(Function):
                                    [_halved(b, half_rows) for b in (b_ih, b_hrz)], 3)
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)
         n_part = xp.empty((T, N, H), dtype=dtype)
+        w_hh_halved = _halved(w_hh, half_rows)
         if reset_after:                                                 # [ah_r, ah_z, ah_n] in one batched matmul
-            w_rec_T = _gate_blocks_T(xp, _halved(w_hh, half_rows), T, N)
+            w_rec_T = _gate_blocks_T(xp, w_hh_halved, T, N)
         else:                                                           # [ah_r, ah_z]; ah_n waits for r
-            w_rz = w_hh[:2 * H]                                         # the r, z rows
-            w_rec_T = _gate_blocks_T(xp, w_rz if half_rows is None else w_rz * 0.5, T, N)
+            w_rec_T = _gate_blocks_T(xp, w_hh_halved[:2 * H], T, N)
             w_hn_T = _recurrent_operand(xp, w_hh[2 * H:].T, T, N)
-        recurrent = xp.empty((w_rec_T.shape[0], N, H), dtype=dtype)       # step t's h_{t-1} W_k^T
+        n_blocks = w_rec_T.shape[0]
         if T == 1:      # block 6: laid out (gates, H, N), which NumPy's matmul fills as W_k h^T (faster)
-            recurrent = xp.empty((w_rec_T.shape[0], H, N), dtype=dtype).swapaxes(1, 2)
+            recurrent = xp.empty((n_blocks, H, N), dtype=dtype).swapaxes(1, 2)
+        else:
+            recurrent = xp.empty((n_blocks, N, H), dtype=dtype)       # step t's h_{t-1} W_k^T
         r, z, n = G                                                     # each (T, N, H)
         n_rec = xp.empty((N, H), dtype=dtype)
         padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
