@@ -94,7 +94,7 @@ class Context:
     """One node of the graph: what a Function's backward needs.
 
     inputs:            for each argument of forward, the Tensor if it needs a
-                       gradient, else None
+                       gradient, else None (None when apply made no node)
     needs_input_grad:  tuple of booleans, one per argument of forward
     saved_tensors:     the arrays the forward kept with ``save_for_backward``
     retain_graph:      during backward: True if the saved arrays must survive it (a
@@ -167,21 +167,18 @@ class Function:
     def apply(cls, *args):
         """Run ``forward`` on the arrays inside ``args``; record a graph node if a gradient is wanted.
 
-        This runs for every operation, so it is kept lean: one pass over the
-        arguments collects the arrays, the tensors that need gradients, and
-        what the device and in-place checks need; under no_grad that pass
-        collects only the arrays and ``needs_input_grad`` (which torch's ctx keeps
-        there too: the arguments' requires_grad).  (A chain of 1000 ops on 4 elements, one thread:
-        no_grad 2.79 -> 2.55 us an op with the other per-op cuts of issue 22, see
-        benchmarks/results/20261126-issue22-core.md; needs_input_grad under no_grad,
-        as torch's, costs 3% of that back.)
+        This runs for every operation, so it is kept lean, in three steps:
+        1. one pass over the arguments collects the arrays forward receives and
+           ``needs_input_grad`` (each argument's requires_grad, as torch's ctx);
+        2. forward;
+        3. only when a node is made (grad mode on and some input requires grad), a
+           second pass collects the parent tensors and the version counters the
+           in-place check reads (forward changes no version, so they are the values it read).
+        No_grad inference and code whose inputs need no gradient skip step 3.  (A chain of 1000
+        ops on 4 elements, one thread: see benchmarks/results/20261127-issue22-session5.md.)
         """
-        recording = _grad_enabled      # under no_grad no node is made: skip its bookkeeping
         arrays = []         # what forward receives: each Tensor's array, other arguments as given
         needs = []          # per argument: does it need a gradient? (requires_grad, as torch's ctx)
-        if recording:
-            parents = []    # per argument: the Tensor if it needs a gradient, else None
-            versions = []   # (counter, value) of every Tensor argument
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
@@ -191,27 +188,29 @@ class Function:
                         _check_same_device(args)
                     array_type = type(data)
                 arrays.append(data)
-                need = arg.requires_grad
-                needs.append(need)
-                if recording:
-                    parents.append(arg if need else None)
-                    versions.append((arg._version, arg._version[0]))
+                needs.append(arg.requires_grad)
             else:
                 arrays.append(arg)
                 needs.append(False)
-                if recording:
-                    parents.append(None)
-        ctx = Context(cls, tuple(parents) if recording else (None,) * len(args), tuple(needs))
+        needs = tuple(needs)
+        ctx = Context(cls, None, needs)
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:
             shapes = ", ".join(str(tuple(a.shape)) for a in arrays if hasattr(a, "shape"))
             raise ValueError(f"{cls.__name__}: inputs of shapes {shapes}: {error}") from None
         multiple = type(output) is tuple
-        if not (recording and True in needs):   # nothing to differentiate: no node
+        if not (_grad_enabled and True in needs):   # nothing to differentiate: no node
             if multiple:
-                return tuple(Tensor._from_array(o) for o in output)
+                return tuple([Tensor._from_array(o) for o in output])
             return Tensor._from_array(output)
+        parents = []        # per argument: the Tensor if it needs a gradient, else None
+        versions = []       # (counter, value) of every Tensor argument, for the in-place check
+        for arg, need in zip(args, needs):
+            parents.append(arg if need else None)
+            if isinstance(arg, Tensor):
+                versions.append((arg._version, arg._version[0]))
+        ctx.inputs = tuple(parents)
         ctx.sequence = next(_sequence)
         ctx.versions = versions if cls.reads_input_values else []
         if multiple:

@@ -80,7 +80,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def _from_array(cls, array, grad_fn=None, output_index=0):
         """Wrap an op's output array without copying (used by Function.apply)."""
         tensor = cls.__new__(cls)
-        tensor._data = backend.ensure_array(array)
+        tensor._data = array if type(array) in backend._array_types else backend.ensure_array(array)
         tensor.grad = None
         tensor.grad_fn = grad_fn
         tensor._output_index = output_index

@@ -37,9 +37,10 @@ def promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
     Tensor = autograd.Tensor
-    a_tensor, b_tensor = isinstance(a, Tensor), isinstance(b, Tensor)
+    a_tensor = isinstance(a, Tensor)
     if a_tensor and type(b) is float and a._data.dtype.kind == "f" and not backend.NUMBERS_SET_0D_DTYPES:
         return a, b                                    # x * 0.5, the commonest: NumPy keeps x's dtype, as PyTorch
+    b_tensor = isinstance(b, Tensor)
     if not (a_tensor or type(a) in PLAIN) or not (b_tensor or type(b) in PLAIN):
         a, b = weak(a), weak(b)                        # a NumPy scalar (rare): as its Python number
     if a_tensor and b_tensor and a._data.dtype != b._data.dtype and (a._data.ndim == 0) != (b._data.ndim == 0):
