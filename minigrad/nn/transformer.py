@@ -20,6 +20,9 @@ Shapes: (T, N, E), or (N, T, E) with batch_first.
 MultiheadAttention) runs the reference tier of the attention, minigrad/functions/attention.py.
 The path to its equations: layer.forward -> MultiheadAttention.forward ->
 F.scaled_dot_product_attention -> ScaledDotProductAttention.
+
+TransformerEncoderLayer in eval mode with no gradient wanted (decoding, evaluation) runs the
+same arithmetic without the graph, as PyTorch's "fast path" does: nn/transformer_fast_path.py.
 """
 import copy
 
@@ -33,7 +36,7 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 from .tiers import reference_tier
-from . import init
+from . import init, transformer_fast_path
 
 
 def _activation(activation):
@@ -87,6 +90,10 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
+        if transformer_fast_path.applies(self, src, src_mask, src_key_padding_mask, cache):
+            # eval mode, no gradient wanted: the same arithmetic without the graph (as PyTorch's fast path)
+            return transformer_fast_path.encoder_layer(self, src, src_mask, src_key_padding_mask, is_causal, cache)
+
         def self_attention(x):
             return self.dropout1(self.self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                                 need_weights=False, is_causal=is_causal, cache=cache)[0])
