@@ -67,7 +67,7 @@ def applies(layer, src, src_mask, src_key_padding_mask, cache):
     for parameter in _parameters(layer):
         if parameter is None:
             continue
-        if parameter.dtype != src.dtype or type(parameter._data) is not type(data):
+        if type(parameter._data) is not type(data) or parameter._data.dtype != data.dtype:
             return False                        # the ordinary forward names the mismatch
         if grad_wanted and parameter.requires_grad:
             return False
@@ -123,7 +123,8 @@ def _self_attention(layer, x, src, attn_mask, key_padding_mask, is_causal, cache
     bias = attention._attention_bias(key_padding_mask, attn_mask, is_causal, n, tq, k.shape[2], past, False,
                                      src.device, src.dtype)
     scale = 1.0 / math.sqrt(dh)                                 # as F.scaled_dot_product_attention
-    out = _forward(fn.FastScaledDotProductAttention, q, k, v, _array(bias), 0.0, scale, False)   # (N, h, T, Dh)
+    sdpa = fn.ScaledDotProductAttention if tq == 1 else fn.FastScaledDotProductAttention   # as F.scaled_dot_product_attention
+    out = _forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                               # (N, h, T, Dh)
     out = _linear(_merge_heads(out), attention.out_proj.weight, attention.out_proj.bias)         # (N, T, E)
     return out if attention.batch_first else out.swapaxes(0, 1)
 
