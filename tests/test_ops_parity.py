@@ -125,3 +125,19 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_parity_with_pytorch(device, name, dtype):
     check_parity(CASES[name], sorted(CASES).index(name), dtype, device, Minigrad, Torch, torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("repeats", [1, 5, 40])
+def test_relu_at_infinities_nan_and_signed_zeros_is_pytorchs(dtype, repeats):
+    """relu(-inf) = 0 (x * (x > 0) gave NaN), relu(-0.0) = -0.0, NaN stays NaN; the gradient is 0 at x <= 0
+    and 1 at NaN, as torch's.  Repeated so NumPy's vector loops and their tails both run."""
+    values = numpy.array([-numpy.inf, -1.0, -0.0, 0.0, 2.0, numpy.nan, numpy.inf] * repeats, dtype=dtype)
+    x = minigrad.tensor(values, requires_grad=True)
+    tx = torch.tensor(values, requires_grad=True)
+    y, ty = MF.relu(x), torch.relu(tx)
+    y.sum().backward()
+    ty.sum().backward()
+    numpy.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())        # NaN == NaN here
+    numpy.testing.assert_array_equal(numpy.signbit(y.detach().numpy()), numpy.signbit(ty.detach().numpy()))
+    numpy.testing.assert_array_equal(minigrad.backend.to_numpy(x.grad), tx.grad.numpy())

