@@ -92,11 +92,16 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return fn.Dropout.apply(input, p)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, reference=False):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last dims ``normalized_shape``.
+
+    reference: minigrad's own keyword, the reference tier (functions/normalization.py, the one to
+    read); the fast tier (normalization_fast.py) takes each row's mean as one matrix product."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     same_dtype("layer_norm", input=input, weight=weight, bias=bias)
-    return fn.LayerNorm.apply(input, weight, bias, tuple(normalized_shape), eps)
+    function = fn.LayerNorm if reference else fn.FastLayerNorm
+    return function.apply(input, weight, bias, tuple(normalized_shape), eps)
 
 
 # ------------------------------------------------------------------ losses

@@ -20,6 +20,7 @@ LAYERS = {
     "layernorm": (lambda: nn.LayerNorm(5), (3, 5)),
     "layernorm-2d": (lambda: nn.LayerNorm((2, 3)), (2, 2, 3)),
     "layernorm-no-bias": (lambda: nn.LayerNorm(4, bias=False), (3, 4)),
+    "layernorm-reference-tier": (lambda: nn.LayerNorm((2, 3), reference=True), (2, 2, 3)),
     "tanh": (nn.Tanh, (3, 4)),
     "sigmoid": (nn.Sigmoid, (3, 4)),
     "softmax": (lambda: nn.Softmax(dim=0), (3, 4)),

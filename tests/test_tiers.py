@@ -37,7 +37,8 @@ def _same(a, b, what, tolerance=1e-10):
 
 # each reference Function and its fast twin
 TIERS = {fn.RNNFunction: fn.FastRNNFunction, fn.LSTMFunction: fn.FastLSTMFunction,
-         fn.GRUFunction: fn.FastGRUFunction, fn.ScaledDotProductAttention: fn.FastScaledDotProductAttention}
+         fn.GRUFunction: fn.FastGRUFunction, fn.ScaledDotProductAttention: fn.FastScaledDotProductAttention,
+         fn.LayerNorm: fn.FastLayerNorm}
 
 
 def _tiered_functions(results):
@@ -353,3 +354,45 @@ def test_transformer_encoder_layer_equal():
         (out * minigrad.randn(*out.shape, dtype=f64)).sum().backward()
         return [out, x.grad] + [p.grad for p in layer.parameters()]
     _compare(*_on_both_tiers(run))
+
+
+# ---------------------------------------------------------------------- layer norm
+
+@pytest.mark.parametrize("shape, normalized", [((3, 5), (5,)), ((2, 3, 4), (4,)), ((2, 3, 4), (3, 4)), ((1, 1, 64), (64,)),
+                                               ((0, 4), (4,)), ((4,), (4,)), ((6, 2, 5), (2, 5))])
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
+@pytest.mark.parametrize("dtype", [f64, minigrad.float32])
+def test_layer_norm_equal_for_every_option(shape, normalized, affine, dtype):
+    """Outputs and the gradients of x, weight and bias, rows of any count (none included), one or
+    two normalized dimensions, with and without the affine part."""
+    def run(reference):
+        x = minigrad.randn(*shape, dtype=dtype).requires_grad_()
+        weight = bias = None
+        if affine != "none":
+            weight = minigrad.randn(*normalized, dtype=dtype).requires_grad_()
+        if affine == "weight and bias":
+            bias = minigrad.randn(*normalized, dtype=dtype).requires_grad_()
+        y = F.layer_norm(x, normalized, weight, bias, eps=1e-4, reference=reference)
+        y.backward(minigrad.randn(*shape, dtype=dtype))
+        return [y, x.grad] + [None if p is None else p.grad for p in (weight, bias)]
+    _compare(*_on_both_tiers(run), 1e-10 if dtype == f64 else 1e-5)
+
+
+def test_layer_norm_equal_on_a_non_contiguous_input_and_the_strict_device():
+    def run(reference):
+        layer = nn.LayerNorm(4, reference=reference).double()
+        layer.weight.data.copy_(minigrad.randn(4, dtype=f64))
+        x = minigrad.randn(4, 3, dtype=f64, device="strict").requires_grad_()
+        y = layer.to("strict")(x.t())                    # (3, 4), rows strided
+        y.backward(minigrad.randn(3, 4, dtype=f64, device="strict"))
+        return [y, x.grad, layer.weight.grad, layer.bias.grad]
+    _compare(*_on_both_tiers(run))
+
+
+def test_layer_norm_tier_follows_the_module_and_reference_tier():
+    layer = nn.LayerNorm(3)
+    x = minigrad.randn(2, 3, requires_grad=True)
+    assert not layer.reference and layer(x).grad_fn.function is fn.FastLayerNorm
+    assert nn.reference_tier(nn.Sequential(layer))[0](x).grad_fn.function is fn.LayerNorm
+    encoder = nn.TransformerEncoderLayer(4, 2, 8, reference=True)
+    assert encoder.norm1.reference and encoder.norm2.reference

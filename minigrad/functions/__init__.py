@@ -36,6 +36,7 @@ from .linalg import Linear, MatMul
 from .losses import BCEWithLogits, BinaryCrossEntropy, CrossEntropy, NLLLoss
 from .norm import Norm
 from .normalization import LayerNorm
+from .normalization_fast import FastLayerNorm
 from .reductions import Max, Mean, Sum
 from .rnn import (GRUCellFunction, GRUFunction, LSTMCellFunction, LSTMFunction, RNNCellFunction,  # noqa: F401
                   RNNFunction)

@@ -89,7 +89,8 @@ def encoder_layer(layer, src, src_mask, src_key_padding_mask, is_causal, cache):
 
 
 def _layer_norm(norm, x):
-    return _forward(fn.LayerNorm, x, _array(norm.weight), _array(norm.bias), norm.normalized_shape, norm.eps)
+    function = fn.LayerNorm if norm.reference else fn.FastLayerNorm      # the norm's own tier, as F.layer_norm
+    return _forward(function, x, _array(norm.weight), _array(norm.bias), norm.normalized_shape, norm.eps)
 
 
 def _linear(x, weight, bias):
@@ -123,8 +124,8 @@ def _self_attention(layer, x, src, attn_mask, key_padding_mask, is_causal, cache
     bias = attention._attention_bias(key_padding_mask, attn_mask, is_causal, n, tq, k.shape[2], past, False,
                                      src.device, src.dtype)
     scale = 1.0 / math.sqrt(dh)                                 # as F.scaled_dot_product_attention
-    sdpa = fn.ScaledDotProductAttention if tq == 1 else fn.FastScaledDotProductAttention   # as F.scaled_dot_product_attention
-    out = _forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                               # (N, h, T, Dh)
+    sdpa = fn.ScaledDotProductAttention if tq == 1 else fn.FastScaledDotProductAttention   # F's choice of tier
+    out = _forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                           # (N, h, T, Dh)
     out = _linear(_merge_heads(out), attention.out_proj.weight, attention.out_proj.bias)         # (N, T, E)
     return out if attention.batch_first else out.swapaxes(0, 1)
 

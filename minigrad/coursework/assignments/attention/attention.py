@@ -14,9 +14,10 @@ These are minigrad's own functions, with the parts you write taken out:
     layer_norm_forward, layer_norm_backward    minigrad/functions/normalization.py
     attention_forward, attention_backward      minigrad/functions/attention.py
 
-Written right, they are the code minigrad runs: ``Tensor.softmax``, ``nn.LayerNorm``
-and the reference tier of the attention (``F.scaled_dot_product_attention(...,
-reference=True)``, ``nn.MultiheadAttention(..., reference=True)``) call them.
+Written right, they are the code minigrad runs: ``Tensor.softmax`` and the reference
+tier of the layer norm and the attention (``nn.LayerNorm(..., reference=True)``,
+``F.scaled_dot_product_attention(..., reference=True)``, ``nn.MultiheadAttention(...,
+reference=True)``) call them.
 
 The mask of the attention is minigrad's one convention: a float bias B added to
 the scores, 0 where a query may attend and -inf where it may not (any other
