@@ -359,7 +359,7 @@ def test_transformer_encoder_layer_equal():
 # ---------------------------------------------------------------------- layer norm
 
 @pytest.mark.parametrize("shape, normalized", [((3, 5), (5,)), ((2, 3, 4), (4,)), ((2, 3, 4), (3, 4)), ((1, 1, 64), (64,)),
-                                               ((0, 4), (4,)), ((4,), (4,)), ((6, 2, 5), (2, 5))])
+                                               ((0, 4), (4,)), ((4,), (4,)), ((6, 2, 5), (2, 5)), ((3, 0), (0,))])
 @pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
 @pytest.mark.parametrize("dtype", [f64, minigrad.float32])
 def test_layer_norm_equal_for_every_option(shape, normalized, affine, dtype):
