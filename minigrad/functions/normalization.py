@@ -68,6 +68,17 @@ def layer_norm_backward(dy, cache):
     return dx, dweight, dbias
 
 
+def normalized_dims(x, normalized_shape):
+    """How many last dimensions of x are normalized; ValueError if x does not end in normalized_shape."""
+    k = len(normalized_shape)
+    if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape):
+        raise ValueError(
+            f"layer_norm: input of shape {tuple(x.shape)} does not end in normalized_shape "
+            f"{tuple(normalized_shape)}"
+        )
+    return k
+
+
 class LayerNorm(Function):
     """Layer normalization over ``normalized_shape``, the last dimensions of x: the equations are
     layer_norm_forward / layer_norm_backward above.
@@ -77,13 +88,7 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
-        k = len(normalized_shape)
-        if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape):
-            raise ValueError(
-                f"layer_norm: input of shape {tuple(x.shape)} does not end in normalized_shape "
-                f"{tuple(normalized_shape)}"
-            )
-        y, cache = layer_norm_forward(x, weight, bias, eps, k)
+        y, cache = layer_norm_forward(x, weight, bias, eps, normalized_dims(x, normalized_shape))
         ctx.save_for_backward(*cache)           # x_hat, r, weight, whether a bias, the axes
         return y
 

@@ -22,6 +22,7 @@ import math
 
 from .. import backend
 from ..autograd import Function
+from .normalization import normalized_dims
 
 
 def fast_layer_norm_forward(x, weight, bias, eps=1e-5, n_dims=1):
@@ -67,13 +68,7 @@ class FastLayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
-        k = len(normalized_shape)
-        if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape):
-            raise ValueError(
-                f"layer_norm: input of shape {tuple(x.shape)} does not end in normalized_shape "
-                f"{tuple(normalized_shape)}"
-            )
-        y, cache = fast_layer_norm_forward(x, weight, bias, eps, k)
+        y, cache = fast_layer_norm_forward(x, weight, bias, eps, normalized_dims(x, normalized_shape))
         ctx.save_for_backward(*cache)           # x_hat (M, n), r (M, 1), weight, whether a bias, 1/n column, shape
         return y
 
