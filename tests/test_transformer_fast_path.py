@@ -100,14 +100,15 @@ def test_fast_path_equals_the_ordinary_forward_in_float32_and_without_biases(spy
 
 
 @pytest.mark.parametrize("chunks", [(1, 1, 1, 1), (3, 1, 2), (2, 4), (1, 5)])
-@pytest.mark.parametrize("norm_first", [True, False])
-def test_fast_path_with_a_cache_fed_in_chunks_equals_the_ordinary_forward(spy, chunks, norm_first):
+@pytest.mark.parametrize("norm_first,batch_first", [(True, True), (False, True), (True, False)])
+def test_fast_path_with_a_cache_fed_in_chunks_equals_the_ordinary_forward(spy, chunks, norm_first, batch_first):
     """Decoding: each call appends its positions to the cache; both sides hold the same keys and values."""
-    layer = _layer(norm_first=norm_first)
-    src = _src(2, sum(chunks), True)
+    layer = _layer(norm_first=norm_first, batch_first=batch_first)
+    src = _src(2, sum(chunks), batch_first)
     cache, start = {}, 0
     for size in chunks:
-        out, cache = _both(layer, src[:, start:start + size], spy, is_causal=True, cache=cache)
+        piece = src[:, start:start + size] if batch_first else src[start:start + size]
+        out, cache = _both(layer, piece, spy, is_causal=True, cache=cache)
         start += size
     assert cache["k"].shape == (2, HEADS, sum(chunks), D // HEADS)
 
