@@ -100,8 +100,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ref
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     same_dtype("layer_norm", input=input, weight=weight, bias=bias)
-    function = fn.LayerNorm if reference else fn.FastLayerNorm
-    return function.apply(input, weight, bias, tuple(normalized_shape), eps)
+    return layer_norm_function(reference).apply(input, weight, bias, tuple(normalized_shape), eps)
+
+
+def layer_norm_function(reference):
+    """The LayerNorm Function of a tier: the reference (normalization.py) or the fast one."""
+    return fn.LayerNorm if reference else fn.FastLayerNorm
 
 
 # ------------------------------------------------------------------ losses
@@ -229,13 +233,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     elif attn_mask is not None:
         bias = attention_bias(attn_mask, query.dtype, "may attend",               # PyTorch's bool: True = attend
                               "scaled_dot_product_attention: attn_mask")
-    # The tier: the reference (functions/attention.py) holds whole (Tq, Tk) matrices and is the one
-    # to read; the fast one (attention_fast.py) works in blocks, with the same numbers (tests/test_tiers.py).
-    # No keys (Tk = 0) leaves no blocks, and one query (decoding) makes (Tq, Tk) a single row that
-    # needs none: both go to the reference (one query: 15 us against 20 us a decoding call).
-    one_row = key.shape[-2] == 0 or query.shape[-2] == 1
-    attention = fn.ScaledDotProductAttention if reference or one_row else fn.FastScaledDotProductAttention
+    attention = attention_function(query.shape[-2], key.shape[-2], reference)
     return attention.apply(query, key, value, bias, float(dropout_p), float(scale), bool(return_weights))
+
+
+def attention_function(queries, keys, reference=False):
+    """The attention Function for ``queries`` x ``keys`` scores on a tier.
+
+    The reference (functions/attention.py) holds whole (Tq, Tk) matrices and is the one to read;
+    the fast one (attention_fast.py) works in blocks, with the same numbers (tests/test_tiers.py).
+    No keys (Tk = 0) leaves no blocks, and one query (decoding) makes (Tq, Tk) a single row that
+    needs none: both go to the reference (one query: 15 us against 20 us a decoding call)."""
+    one_row = keys == 0 or queries == 1
+    return fn.ScaledDotProductAttention if reference or one_row else fn.FastScaledDotProductAttention
 
 
 def split_heads(x, heads):

@@ -27,6 +27,7 @@ from .. import autograd
 from .. import functional as F
 from .. import functions as fn
 from ..autograd import Context
+from . import transformer          # the layer's _residual (read at call time: transformer imports this module)
 
 
 def _forward(function, *args):
@@ -75,21 +76,20 @@ def applies(layer, src, src_mask, src_key_padding_mask, cache):
 
 
 def encoder_layer(layer, src, src_mask, src_key_padding_mask, is_causal, cache):
-    """TransformerEncoderLayer.forward, when ``applies``: src (N, T, E) or (T, N, E) -> same shape, no graph."""
-    x = src._data
-    if layer.norm_first:                        # x = x + sublayer(norm(x))
-        x = _forward(fn.Add, x, _self_attention(layer, _layer_norm(layer.norm1, x), src, src_mask,
-                                                src_key_padding_mask, is_causal, cache))
-        x = _forward(fn.Add, x, _feed_forward(layer, _layer_norm(layer.norm2, x)))
-    else:                                       # x = norm(x + sublayer(x))
-        x = _layer_norm(layer.norm1, _forward(fn.Add, x, _self_attention(layer, x, src, src_mask,
-                                                                         src_key_padding_mask, is_causal, cache)))
-        x = _layer_norm(layer.norm2, _forward(fn.Add, x, _feed_forward(layer, x)))
+    """TransformerEncoderLayer.forward, when ``applies``: src (N, T, E) or (T, N, E) -> same shape, no graph.
+
+    The layer's own ``_residual`` places the norms (pre-LN or post-LN), here on arrays."""
+    def self_attention(x):
+        return _self_attention(layer, x, src, src_mask, src_key_padding_mask, is_causal, cache)
+
+    x = transformer._residual(src._data, lambda x: _layer_norm(layer.norm1, x), layer.norm_first, self_attention)
+    x = transformer._residual(x, lambda x: _layer_norm(layer.norm2, x), layer.norm_first,
+                              lambda x: _feed_forward(layer, x))
     return autograd.Tensor._from_array(x)
 
 
 def _layer_norm(norm, x):
-    function = fn.LayerNorm if norm.reference else fn.FastLayerNorm      # the norm's own tier, as F.layer_norm
+    function = F.layer_norm_function(norm.reference)                     # the norm's own tier
     return _forward(function, x, _array(norm.weight), _array(norm.bias), norm.normalized_shape, norm.eps)
 
 
@@ -124,23 +124,19 @@ def _self_attention(layer, x, src, attn_mask, key_padding_mask, is_causal, cache
     bias = attention._attention_bias(key_padding_mask, attn_mask, is_causal, n, tq, k.shape[2], past, False,
                                      src.device, src.dtype)
     scale = 1.0 / math.sqrt(dh)                                 # as F.scaled_dot_product_attention
-    sdpa = fn.ScaledDotProductAttention if tq == 1 else fn.FastScaledDotProductAttention   # F's choice of tier
+    sdpa = F.attention_function(tq, k.shape[2])                  # F's choice of tier
     out = _forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                           # (N, h, T, Dh)
     out = _linear(_merge_heads(out), attention.out_proj.weight, attention.out_proj.bias)         # (N, T, E)
     return out if attention.batch_first else out.swapaxes(0, 1)
 
 
 def _split_heads(x, h, dh):
-    """(N, T, E) -> (N, h, T, Dh), as F.split_heads."""
+    """(N, T, E) -> (N, h, T, Dh), F.split_heads on an array (a view: no Function to save here)."""
     n, t, _ = x.shape
-    if t == 1:
-        return x.reshape(n, h, 1, dh)
     return x.reshape(n, t, h, dh).transpose(0, 2, 1, 3)
 
 
 def _merge_heads(x):
-    """(N, h, T, Dh) -> (N, T, h Dh), as F.merge_heads."""
+    """(N, h, T, Dh) -> (N, T, h Dh), F.merge_heads on an array."""
     n, h, t, dh = x.shape
-    if t == 1:
-        return x.reshape(n, 1, h * dh)
     return x.transpose(0, 2, 1, 3).reshape(n, t, h * dh)
