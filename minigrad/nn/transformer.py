@@ -22,8 +22,9 @@ minigrad/functions/attention.py and normalization.py.
 The path to its equations: layer.forward -> MultiheadAttention.forward ->
 F.scaled_dot_product_attention -> ScaledDotProductAttention.
 
-TransformerEncoderLayer in eval mode with no gradient wanted (decoding, evaluation) runs the
-same arithmetic without the graph, as PyTorch's "fast path" does: nn/transformer_fast_path.py.
+TransformerEncoderLayer and TransformerDecoderLayer in eval mode with no gradient wanted (decoding,
+evaluation) run the same arithmetic without the graph, as PyTorch's "fast path" does:
+nn/transformer_fast_path.py.
 """
 import copy
 
@@ -137,6 +138,12 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
+        if transformer_fast_path.decoder_applies(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                                                 memory_key_padding_mask, cache):
+            # eval mode, no gradient wanted: the same arithmetic without the graph (encoder layer alike)
+            return transformer_fast_path.decoder_layer(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                                                       memory_key_padding_mask, tgt_is_causal, memory_is_causal,
+                                                       cache)
         self_cache = cross_cache = None
         if cache is not None:
             self_cache, cross_cache = cache.setdefault("self", {}), cache.setdefault("cross", {})
