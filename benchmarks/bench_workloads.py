@@ -20,6 +20,13 @@ first-step loss, or the same decoded tokens):
                               batch 1 every array is tiny: these rows measure per-call
                               overhead end to end (model step, log_softmax, the search's
                               bookkeeping).
+    translation decoding      lesson 10's TransformerTranslator (dates -> ISO, characters:
+                              d_model 32, 2 heads, ff 64, one encoder and one decoder layer,
+                              post-LN), from encoding the source to 12 target tokens (the
+                              lesson's max_len): greedy and beam search (5 beams) for one
+                              sentence, and greedy for the lesson's 200 test sentences at once,
+                              as its evaluate() does.  The torch model caches the self-attention
+                              keys and values and the memory's projection, as minigrad's does.
 
 The PyTorch models below are written the way a PyTorch user would write the
 same thing (torch.nn layers, the KV cache as tensors concatenated per step);
@@ -39,13 +46,18 @@ sys.path.insert(0, os.path.dirname(HERE))
 import minigrad  # noqa: E402
 from minigrad import decoding, optim  # noqa: E402
 from minigrad import functional as F  # noqa: E402
-from minigrad.models import CausalLM, RNNLanguageModel  # noqa: E402
+from minigrad.data.synthetic import dates  # noqa: E402
+from minigrad.models import CausalLM, RNNLanguageModel, TransformerTranslator  # noqa: E402
+from minigrad.text import Vocab, pair_batch  # noqa: E402
 from minigrad.text.vocab import BOS_IDX, EOS_IDX, PAD_IDX  # noqa: E402
 
 SHAKESPEARE_V = 69          # lesson 7: the training text's 65 characters + <pad> <unk> <bos> <eos>
 CORPUS_V = 74               # lesson 12: the corpus's characters + the 4 specials + <mask>
 EMBEDDING = 32              # lesson 7's embedding_dim
 GPT = dict(d_model=64, nhead=4, num_layers=2, dim_feedforward=256, max_len=256)   # lesson 12, full mode
+TRANSLATOR = dict(d_model=32, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=64,
+                  max_len=64)      # lesson 10
+TRANSLATION_TOKENS = 12     # lesson 10's max_len of a decoded date
 LOSS_TOLERANCE = 1e-4       # relative, float32: the first-step losses must agree this well
 
 
@@ -137,6 +149,75 @@ def torch_causal_lm(torch, V, d_model, nhead, num_layers, dim_feedforward, max_l
             return [(k.index_select(0, indices), v.index_select(0, indices)) for k, v in caches], position
 
     return TorchCausalLM()
+
+
+def torch_translator(torch, src_v, tgt_v, positions, d_model, nhead, num_encoder_layers, num_decoder_layers,
+                     dim_feedforward, max_len):
+    """minigrad.models.TransformerTranslator (post-LN, ReLU, dropout 0) written with torch.nn, with a step
+    that caches each decoder layer's self-attention keys and values and its projection of the memory.
+    ``positions``: minigrad's sinusoidal table (a buffer outside the state dict in both)."""
+    tnn, functional = torch.nn, torch.nn.functional
+    heads_dim = d_model // nhead
+
+    def split_heads(x):
+        return x.reshape(x.shape[0], x.shape[1], nhead, heads_dim).transpose(1, 2)      # (N, h, T, Dh)
+
+    def merge_heads(x):
+        return x.transpose(1, 2).reshape(x.shape[0], x.shape[2], d_model)
+
+    class TorchTranslator(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embedding = tnn.Embedding(src_v, d_model, padding_idx=PAD_IDX)
+            self.tgt_embedding = tnn.Embedding(tgt_v, d_model, padding_idx=PAD_IDX)
+            self.register_buffer("pe", torch.tensor(positions[:max_len]), persistent=False)
+            self.transformer = tnn.Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers,
+                                               dim_feedforward, 0.0, batch_first=True)
+            self.generator = tnn.Linear(d_model, tgt_v)
+
+        def embed(self, embedding, ids, offset=0):
+            return embedding(ids) * math.sqrt(d_model) + self.pe[offset:offset + ids.shape[1]]
+
+        def initial_state(self, src):
+            padding = src == PAD_IDX
+            memory = self.transformer.encoder(self.embed(self.src_embedding, src), src_key_padding_mask=padding)
+            cross = []
+            for layer in self.transformer.decoder.layers:                      # the memory's keys and values, once
+                weight, bias = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+                cross.append(tuple(split_heads(functional.linear(memory, weight[i * d_model:(i + 1) * d_model],
+                                                                 bias[i * d_model:(i + 1) * d_model]))
+                                   for i in (1, 2)))
+            empty = torch.zeros(src.shape[0], nhead, 0, heads_dim)
+            return [(empty, empty)] * len(cross), cross, (~padding)[:, None, None, :], 0
+
+        def step(self, tokens, state):
+            caches, cross, may_attend, position = state
+            x = self.embed(self.tgt_embedding, tokens[:, None], position)      # (N, 1, d)
+            grown = []
+            for layer, (k_past, v_past), (k_memory, v_memory) in zip(self.transformer.decoder.layers, caches, cross):
+                attention = layer.self_attn
+                q, k, v = (split_heads(a) for a in functional.linear(x, attention.in_proj_weight,
+                                                                     attention.in_proj_bias).chunk(3, dim=-1))
+                k, v = torch.cat([k_past, k], dim=2), torch.cat([v_past, v], dim=2)
+                grown.append((k, v))
+                mixed = functional.scaled_dot_product_attention(q, k, v)       # the last query sees all
+                x = layer.norm1(x + attention.out_proj(merge_heads(mixed)))
+                attention = layer.multihead_attn
+                q = split_heads(functional.linear(x, attention.in_proj_weight[:d_model],
+                                                  attention.in_proj_bias[:d_model]))
+                mixed = functional.scaled_dot_product_attention(q, k_memory, v_memory, attn_mask=may_attend)
+                x = layer.norm2(x + attention.out_proj(merge_heads(mixed)))
+                x = layer.norm3(x + layer.linear2(functional.relu(layer.linear1(x))))
+            logits = self.generator(self.transformer.decoder.norm(x)[:, -1])
+            return logits.log_softmax(-1), (grown, cross, may_attend, position + 1)
+
+        def reorder(self, state, indices):
+            caches, cross, may_attend, position = state
+            rows = [[(k.index_select(0, indices), v.index_select(0, indices)) for k, v in pairs]
+                    for pairs in (caches, cross)]
+            return rows[0], rows[1], may_attend.index_select(0, indices), position
+
+    return TorchTranslator()
 
 
 # ----------------------------------------------------------------------------- decoding loops in torch
@@ -307,6 +388,49 @@ def decoding_pair(torch, model_name, search, tokens, beam_size=5):
     return mine, reference
 
 
+def translator_pair(torch, search, batch, beam_size=5):
+    """(minigrad decode, torch decode) of lesson 10's translator: encode ``batch`` test dates, decode
+    TRANSLATION_TOKENS tokens (greedy: all of them; beam search: until every beam has <eos>)."""
+    train_pairs, test_pairs = dates(3000, seed=0), dates(batch, seed=1)         # lesson 10, quick mode
+    src_vocab = Vocab.build(list(s) for s, _ in train_pairs)
+    tgt_vocab = Vocab.build(list(t) for _, t in train_pairs)
+    src, _ = pair_batch(test_pairs, src_vocab, tgt_vocab)
+    torch_src = torch.tensor(src.numpy())
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    ours = TransformerTranslator(len(src_vocab), len(tgt_vocab), dropout=0.0, **TRANSLATOR)
+    theirs = torch_translator(torch, len(src_vocab), len(tgt_vocab), ours.positions.pe.numpy(), **TRANSLATOR)
+    ours.load_state_dict(theirs.state_dict())
+    _same_parameters(ours, theirs, "TransformerTranslator")
+    ours.eval()
+    theirs.eval()
+    start = [BOS_IDX] * batch
+
+    if search == "greedy":
+        def mine():
+            with minigrad.no_grad():
+                return decoding.greedy(ours, ours.initial_state(src), start, TRANSLATION_TOKENS)[0]
+
+        def reference():
+            with torch.no_grad():
+                sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(torch_src), start,
+                                                   TRANSLATION_TOKENS)
+            return sequences, steps
+    else:
+        def mine():
+            with minigrad.no_grad():
+                best = decoding.beam_search(ours, ours.initial_state(src), start, beam_size, TRANSLATION_TOKENS,
+                                            eos=EOS_IDX)
+            return best[0][0].tokens
+
+        def reference():
+            with torch.no_grad():
+                best, steps = torch_beam_search(torch, theirs, theirs.initial_state(torch_src), start, beam_size,
+                                                TRANSLATION_TOKENS, EOS_IDX)
+            return best[0], steps
+    return mine, reference
+
+
 def _check_same_tokens(mine, reference, what):
     """The steps (decoder calls) taken, once both libraries decoded the same best sequence."""
     ours, (theirs, steps) = mine(), reference()
@@ -358,6 +482,15 @@ def run(quick):
         rows.append(_row(what, times, f"{steps} steps, the same best sequence in both; "
                                       f"{min(times[0]) / steps * 1e6:.0f} us per minigrad step, "
                                       f"{min(times[1]) / steps * 1e6:.0f} us per torch step"))
+
+    for search, batch in (("greedy", 1), ("beam", 1), ("greedy", 200)):
+        label = "greedy" if search == "greedy" else "beam search, 5 beams"
+        what = f"translation decoding, {label}, lesson 10 TransformerTranslator, batch {batch}, " \
+               f"up to {TRANSLATION_TOKENS} tokens"
+        mine, reference = translator_pair(torch, search, batch)
+        steps = _check_same_tokens(mine, reference, what)
+        times = interleaved_times([mine, reference], repeat=repeat)
+        rows.append(_row(what, times, f"encoder + {steps} decoder steps, the same tokens in both"))
     return rows
 
 
