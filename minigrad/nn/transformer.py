@@ -23,7 +23,8 @@ The path to its equations: layer.forward -> MultiheadAttention.forward ->
 F.scaled_dot_product_attention -> ScaledDotProductAttention.
 
 TransformerEncoderLayer and TransformerDecoderLayer in eval mode with no gradient wanted (decoding,
-evaluation) run the same arithmetic without the graph, as PyTorch's "fast path" does:
+evaluation) run the same arithmetic without the graph, as PyTorch's encoder layer does in its
+"fast path" (its decoder layer has none; the numbers are the same either way):
 nn/transformer_fast_path.py.
 """
 import copy

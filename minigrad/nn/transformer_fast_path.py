@@ -2,8 +2,8 @@
 
 PyTorch's TransformerEncoderLayer has a "fast path" too: in eval mode, when no gradient can
 be wanted, it runs the whole layer as one native call instead of one autograd op at a time.
-minigrad's (for TransformerEncoderLayer and TransformerDecoderLayer) does the same arithmetic as
-the layer's ordinary forward (read that one first,
+minigrad's (for TransformerEncoderLayer, and for TransformerDecoderLayer, which has none in
+PyTorch) does the same arithmetic as the layer's ordinary forward (read that one first,
 minigrad/nn/transformer.py and multihead_attention.py): the same Functions' ``forward``
 on the same arrays, in the same order, so the numbers are the same to the last bit
 (tests/test_transformer_fast_path.py).  What it leaves out is what only a graph needs:
