@@ -40,6 +40,25 @@ def test_the_torch_decoding_loops_decode_what_minigrad_decodes(model, search):
     assert bench_workloads._check_same_tokens(mine, reference, model) >= 1
 
 
+@pytest.mark.parametrize("search,batch", [("greedy", 1), ("greedy", 3), ("beam", 1)])
+def test_the_translator_twins_decode_the_same_tokens(search, batch):
+    mine, reference = bench_workloads.translator_pair(torch, search, batch)
+    assert bench_workloads._check_same_tokens(mine, reference, "translator") >= 1
+
+
+def test_a_different_translator_fails_the_token_check(monkeypatch):
+    """A torch twin with other positional encodings (a table outside the state dict, so minigrad's
+    model keeps its own) decodes other tokens, and the check says so."""
+    real = bench_workloads.torch_translator
+
+    def shifted(torch, src_v, tgt_v, positions, **sizes):
+        return real(torch, src_v, tgt_v, positions[::-1].copy(), **sizes)
+    monkeypatch.setattr(bench_workloads, "torch_translator", shifted)
+    mine, reference = bench_workloads.translator_pair(torch, "greedy", 3)
+    with pytest.raises(AssertionError, match="minigrad decoded"):
+        bench_workloads._check_same_tokens(mine, reference, "translator")
+
+
 def test_a_different_model_fails_the_loss_check():
     mine, _, _ = bench_workloads.char_lm_pair(torch, "gru", 2, 5, 8)
     _, other, _ = bench_workloads.char_lm_pair(torch, "lstm", 2, 5, 8)
