@@ -42,33 +42,33 @@ def _array(tensor):
     return None if tensor is None else tensor._data
 
 
-def _attention_parameters(attention):
-    return (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight, attention.out_proj.bias)
-
-
 def _parameters(layer):
     """Every parameter the fast path reads (None where the layer has none, as a bias=False one)."""
-    return (_attention_parameters(layer.self_attn)
-            + (layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias,
-               layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias))
+    attention = layer.self_attn
+    return (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight, attention.out_proj.bias,
+            layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias,
+            layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias)
 
 
 def _decoder_parameters(layer):
-    return (_parameters(layer) + _attention_parameters(layer.multihead_attn)
-            + (layer.norm3.weight, layer.norm3.bias))
+    """The decoder layer's: the encoder layer's, its attention to the memory and its third norm."""
+    attention = layer.multihead_attn
+    return _parameters(layer) + (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight,
+                                 attention.out_proj.bias, layer.norm3.weight, layer.norm3.bias)
 
 
 def _fits(layer, x, attentions, dropouts):
     """The conditions on the layer and one input x that both layers share (module docstring)."""
-    if layer.training or layer.reference or any(dropout.training for dropout in dropouts):
+    if layer.training or layer.reference:
         return False
     if layer.activation is not F.relu and layer.activation is not F.gelu:
         return False
-    for attention in attentions:
-        if attention.in_proj_weight is None:
-            return False                        # separate q/k/v projections (kdim, vdim): not here
-        if attention.training or attention.reference:
+    for dropout in dropouts:                    # (a part switched back to training by hand)
+        if dropout.training:
             return False
+    for attention in attentions:
+        if attention.in_proj_weight is None or attention.training or attention.reference:
+            return False                        # separate q/k/v projections (kdim, vdim), or switched by hand
     e = attentions[0].embed_dim
     return x.ndim == 3 and x.shape[2] == e and x.shape[1 if attentions[0].batch_first else 0] > 0
 
