@@ -20,6 +20,11 @@ first-step loss, or the same decoded tokens):
                               batch 1 every array is tiny: these rows measure per-call
                               overhead end to end (model step, log_softmax, the search's
                               bookkeeping).
+    seq2seq                   lesson 8's Seq2Seq (GRU encoder and decoder, dot attention over the
+                              encoder states with the padding masked, Linear([s; c]) -> V) on the
+                              dates task: a training step (batch 64, embedding 32, hidden 64,
+                              teacher forcing, cross_entropy ignoring <pad>, Adam + clip) and
+                              greedy / beam decoding of one date, 12 tokens (the lesson's max_len)
     translation decoding      lesson 10's TransformerTranslator (dates -> ISO, characters:
                               d_model 32, 2 heads, ff 64, one encoder and one decoder layer,
                               post-LN), from encoding the source to 12 target tokens (the
@@ -47,7 +52,7 @@ import minigrad  # noqa: E402
 from minigrad import decoding, optim  # noqa: E402
 from minigrad import functional as F  # noqa: E402
 from minigrad.data.synthetic import dates  # noqa: E402
-from minigrad.models import CausalLM, RNNLanguageModel, TransformerTranslator  # noqa: E402
+from minigrad.models import CausalLM, RNNLanguageModel, Seq2Seq, TransformerTranslator  # noqa: E402
 from minigrad.text import Vocab, pair_batch  # noqa: E402
 from minigrad.text.vocab import BOS_IDX, EOS_IDX, PAD_IDX  # noqa: E402
 
@@ -57,7 +62,8 @@ EMBEDDING = 32              # lesson 7's embedding_dim
 GPT = dict(d_model=64, nhead=4, num_layers=2, dim_feedforward=256, max_len=256)   # lesson 12, full mode
 TRANSLATOR = dict(d_model=32, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=64,
                   max_len=64)      # lesson 10
-TRANSLATION_TOKENS = 12     # lesson 10's max_len of a decoded date
+TRANSLATION_TOKENS = 12     # lessons 8 and 10: max_len of a decoded date
+SEQ2SEQ = dict(embedding_dim=32, hidden_size=64, attention="dot")   # lesson 8, full mode
 LOSS_TOLERANCE = 1e-4       # relative, float32: the first-step losses must agree this well
 
 
@@ -218,6 +224,47 @@ def torch_translator(torch, src_v, tgt_v, positions, d_model, nhead, num_encoder
             return rows[0], rows[1], may_attend.index_select(0, indices), position
 
     return TorchTranslator()
+
+
+def torch_seq2seq(torch, src_v, tgt_v, embedding_dim, hidden_size, attention):
+    """minigrad.models.Seq2Seq (one GRU layer each side, dot attention) written with torch.nn."""
+    tnn = torch.nn
+    assert attention == "dot"
+
+    class TorchSeq2Seq(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embedding = tnn.Embedding(src_v, embedding_dim, padding_idx=PAD_IDX)
+            self.tgt_embedding = tnn.Embedding(tgt_v, embedding_dim, padding_idx=PAD_IDX)
+            self.encoder = tnn.GRU(embedding_dim, hidden_size, batch_first=True)
+            self.decoder = tnn.GRU(embedding_dim, hidden_size, batch_first=True)
+            self.head = tnn.Linear(2 * hidden_size, tgt_v)
+
+        def output(self, s, memory, padding):
+            """Decoder states s (N, T, H) -> logits: dot scores, the padding masked, softmax, [s; context]."""
+            scores = (s @ memory.transpose(1, 2)).masked_fill(padding[:, None, :], -1e30)
+            weights = scores.softmax(-1).masked_fill(padding[:, None, :], 0.0)
+            return self.head(torch.cat([s, weights @ memory], dim=2))
+
+        def forward(self, src, tgt_in):
+            memory, h = self.encoder(self.src_embedding(src))
+            s, _ = self.decoder(self.tgt_embedding(tgt_in), h)
+            return self.output(s, memory, src == PAD_IDX)
+
+        def initial_state(self, src):
+            memory, h = self.encoder(self.src_embedding(src))
+            return h, memory, src == PAD_IDX
+
+        def step(self, tokens, state):
+            h, memory, padding = state
+            s, h = self.decoder(self.tgt_embedding(tokens[:, None]), h)
+            return self.output(s, memory, padding)[:, 0].log_softmax(-1), (h, memory, padding)
+
+        def reorder(self, state, indices):
+            h, memory, padding = state
+            return h.index_select(1, indices), memory.index_select(0, indices), padding.index_select(0, indices)
+
+    return TorchSeq2Seq()
 
 
 # ----------------------------------------------------------------------------- decoding loops in torch
@@ -388,24 +435,68 @@ def decoding_pair(torch, model_name, search, tokens, beam_size=5):
     return mine, reference
 
 
-def translator_pair(torch, search, batch, beam_size=5):
-    """(minigrad decode, torch decode) of lesson 10's translator: encode ``batch`` test dates, decode
-    TRANSLATION_TOKENS tokens (greedy: all of them; beam search: until every beam has <eos>)."""
-    train_pairs, test_pairs = dates(3000, seed=0), dates(batch, seed=1)         # lesson 10, quick mode
+def _dates_batch(batch):
+    """Lesson 8's and 10's dates task, quick mode: the vocabularies of 3000 training pairs and a batch
+    of ``batch`` test pairs: (src vocab size, tgt vocab size, src ids (N, S), tgt ids (N, T + 2))."""
+    train_pairs, test_pairs = dates(3000, seed=0), dates(batch, seed=1)
     src_vocab = Vocab.build(list(s) for s, _ in train_pairs)
     tgt_vocab = Vocab.build(list(t) for _, t in train_pairs)
-    src, _ = pair_batch(test_pairs, src_vocab, tgt_vocab)
-    torch_src = torch.tensor(src.numpy())
+    src, tgt = pair_batch(test_pairs, src_vocab, tgt_vocab)
+    return len(src_vocab), len(tgt_vocab), src, tgt
+
+
+def _seq2seq_models(torch):
+    src_v, tgt_v = _dates_batch(1)[:2]
     minigrad.manual_seed(0)
     torch.manual_seed(0)
-    ours = TransformerTranslator(len(src_vocab), len(tgt_vocab), dropout=0.0, **TRANSLATOR)
-    theirs = torch_translator(torch, len(src_vocab), len(tgt_vocab), ours.positions.pe.numpy(), **TRANSLATOR)
+    theirs = torch_seq2seq(torch, src_v, tgt_v, **SEQ2SEQ)
+    ours = Seq2Seq(src_v, tgt_v, **SEQ2SEQ)
     ours.load_state_dict(theirs.state_dict())
-    _same_parameters(ours, theirs, "TransformerTranslator")
+    _same_parameters(ours, theirs, "Seq2Seq")
+    return ours, theirs
+
+
+def seq2seq_training_pair(torch, batch):
+    """Lesson 8's training step (teacher forcing, <pad> ignored), both libraries, the same weights."""
+    ours, theirs = _seq2seq_models(torch)
+    _, V, src, tgt = _dates_batch(batch)
+    torch_src, torch_tgt = torch.tensor(src.numpy()), torch.tensor(tgt.numpy())
+    opt = optim.Adam(ours.parameters(), lr=0.01)
+    topt = torch.optim.Adam(theirs.parameters(), lr=0.01)
+
+    def mine():
+        loss = F.cross_entropy(ours(src, tgt[:, :-1]).reshape(-1, V), tgt[:, 1:].reshape(-1), ignore_index=PAD_IDX)
+        opt.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm_(ours.parameters(), 1.0)
+        opt.step()
+        return loss
+
+    def reference():
+        logits = theirs(torch_src, torch_tgt[:, :-1]).reshape(-1, V)
+        loss = torch.nn.functional.cross_entropy(logits, torch_tgt[:, 1:].reshape(-1), ignore_index=PAD_IDX)
+        topt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        topt.step()
+        return loss
+
+    return mine, reference, ours.num_parameters()
+
+
+def seq2seq_decoding_pair(torch, search, beam_size=5):
+    """(minigrad decode, torch decode) of lesson 8's Seq2Seq: one test date, TRANSLATION_TOKENS tokens."""
+    ours, theirs = _seq2seq_models(torch)
     ours.eval()
     theirs.eval()
-    start = [BOS_IDX] * batch
+    src = _dates_batch(1)[2]
+    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size)
 
+
+def _decoding_closures(torch, ours, theirs, src, torch_src, search, beam_size):
+    """(mine, reference) decoding ``src`` from <bos>: greedy for TRANSLATION_TOKENS tokens, or beam
+    search until every beam has <eos> (at most TRANSLATION_TOKENS); reference also returns its steps."""
+    start = [BOS_IDX] * src.shape[0]
     if search == "greedy":
         def mine():
             with minigrad.no_grad():
@@ -430,6 +521,20 @@ def translator_pair(torch, search, batch, beam_size=5):
             return best[0], steps
     return mine, reference
 
+
+def translator_pair(torch, search, batch, beam_size=5):
+    """(minigrad decode, torch decode) of lesson 10's translator: encode ``batch`` test dates, decode
+    TRANSLATION_TOKENS tokens (greedy: all of them; beam search: until every beam has <eos>)."""
+    src_v, tgt_v, src, _ = _dates_batch(batch)
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    ours = TransformerTranslator(src_v, tgt_v, dropout=0.0, **TRANSLATOR)
+    theirs = torch_translator(torch, src_v, tgt_v, ours.positions.pe.numpy(), **TRANSLATOR)
+    ours.load_state_dict(theirs.state_dict())
+    _same_parameters(ours, theirs, "TransformerTranslator")
+    ours.eval()
+    theirs.eval()
+    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size)
 
 def _check_same_tokens(mine, reference, what):
     """The steps (decoder calls) taken, once both libraries decoded the same best sequence."""
@@ -482,6 +587,21 @@ def run(quick):
         rows.append(_row(what, times, f"{steps} steps, the same best sequence in both; "
                                       f"{min(times[0]) / steps * 1e6:.0f} us per minigrad step, "
                                       f"{min(times[1]) / steps * 1e6:.0f} us per torch step"))
+
+    batch = 64
+    what = f"seq2seq training step (lesson 8 Seq2Seq, GRU + dot attention), batch {batch}, hidden 64"
+    mine, reference, count = seq2seq_training_pair(torch, batch)
+    loss = _check_first_loss(mine, reference, what)
+    times = interleaved_times([mine, reference], repeat=repeat)
+    rows.append(_row(what, times, f"dates task, embedding 32, {count} parameters, <pad> ignored, Adam + clip; "
+                                  f"first losses agree ({loss:.4f})"))
+    for search in ("greedy", "beam"):
+        label = "greedy" if search == "greedy" else "beam search, 5 beams"
+        what = f"seq2seq decoding, {label}, lesson 8 Seq2Seq, batch 1, up to {TRANSLATION_TOKENS} tokens"
+        mine, reference = seq2seq_decoding_pair(torch, search)
+        steps = _check_same_tokens(mine, reference, what)
+        times = interleaved_times([mine, reference], repeat=repeat)
+        rows.append(_row(what, times, f"encoder + {steps} decoder steps, the same tokens in both"))
 
     for search, batch in (("greedy", 1), ("beam", 1), ("greedy", 200)):
         label = "greedy" if search == "greedy" else "beam search, 5 beams"

@@ -40,6 +40,18 @@ def test_the_torch_decoding_loops_decode_what_minigrad_decodes(model, search):
     assert bench_workloads._check_same_tokens(mine, reference, model) >= 1
 
 
+def test_the_seq2seq_twins_give_the_same_first_loss():
+    mine, reference, count = bench_workloads.seq2seq_training_pair(torch, 4)
+    bench_workloads._check_first_loss(mine, reference, "Seq2Seq")
+    bench_workloads._check_first_loss(mine, reference, "Seq2Seq")       # after one Adam step each: still equal
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam"])
+def test_the_seq2seq_twins_decode_the_same_tokens(search):
+    mine, reference = bench_workloads.seq2seq_decoding_pair(torch, search)
+    assert bench_workloads._check_same_tokens(mine, reference, "Seq2Seq") >= 1
+
+
 @pytest.mark.parametrize("search,batch", [("greedy", 1), ("greedy", 3), ("beam", 1)])
 def test_the_translator_twins_decode_the_same_tokens(search, batch):
     mine, reference = bench_workloads.translator_pair(torch, search, batch)
