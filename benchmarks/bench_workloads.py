@@ -339,15 +339,21 @@ def _same_parameters(ours, theirs, what):
 
 
 def _training_steps(torch, ours, theirs, batch, V, forward_ours, forward_theirs):
-    """(minigrad step, torch step), each: loss, zero_grad, backward, clip_grad_norm_(1.0), Adam; returns the loss."""
+    """(minigrad step, torch step) on random ids (N, T + 1), no specials: x = ids[:, :-1], targets ids[:, 1:]."""
     ids = numpy.random.default_rng(0).integers(4, V, size=batch)            # (N, T + 1), no specials
     x, y = minigrad.tensor(ids[:, :-1]), minigrad.tensor(ids[:, 1:])
     tx, ty = torch.tensor(ids[:, :-1]), torch.tensor(ids[:, 1:])
-    opt = optim.Adam(ours.parameters(), lr=3e-3)
-    topt = torch.optim.Adam(theirs.parameters(), lr=3e-3)
+    return _step_pair(torch, ours, theirs, V, lambda: forward_ours(x), y, lambda: forward_theirs(tx), ty, lr=3e-3)
+
+
+def _step_pair(torch, ours, theirs, V, logits_ours, y, logits_theirs, ty, lr, ignore_index=-100):
+    """(minigrad step, torch step), each: cross_entropy of logits() against the targets, zero_grad,
+    backward, clip_grad_norm_(1.0), Adam; returns the loss."""
+    opt = optim.Adam(ours.parameters(), lr=lr)
+    topt = torch.optim.Adam(theirs.parameters(), lr=lr)
 
     def mine():
-        loss = F.cross_entropy(forward_ours(x).reshape(-1, V), y.reshape(-1))
+        loss = F.cross_entropy(logits_ours().reshape(-1, V), y.reshape(-1), ignore_index=ignore_index)
         opt.zero_grad()
         loss.backward()
         optim.clip_grad_norm_(ours.parameters(), 1.0)
@@ -355,7 +361,8 @@ def _training_steps(torch, ours, theirs, batch, V, forward_ours, forward_theirs)
         return loss
 
     def reference():
-        loss = torch.nn.functional.cross_entropy(forward_theirs(tx).reshape(-1, V), ty.reshape(-1))
+        loss = torch.nn.functional.cross_entropy(logits_theirs().reshape(-1, V), ty.reshape(-1),
+                                                 ignore_index=ignore_index)
         topt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
@@ -461,26 +468,9 @@ def seq2seq_training_pair(torch, batch):
     ours, theirs = _seq2seq_models(torch)
     _, V, src, tgt = _dates_batch(batch)
     torch_src, torch_tgt = torch.tensor(src.numpy()), torch.tensor(tgt.numpy())
-    opt = optim.Adam(ours.parameters(), lr=0.01)
-    topt = torch.optim.Adam(theirs.parameters(), lr=0.01)
-
-    def mine():
-        loss = F.cross_entropy(ours(src, tgt[:, :-1]).reshape(-1, V), tgt[:, 1:].reshape(-1), ignore_index=PAD_IDX)
-        opt.zero_grad()
-        loss.backward()
-        optim.clip_grad_norm_(ours.parameters(), 1.0)
-        opt.step()
-        return loss
-
-    def reference():
-        logits = theirs(torch_src, torch_tgt[:, :-1]).reshape(-1, V)
-        loss = torch.nn.functional.cross_entropy(logits, torch_tgt[:, 1:].reshape(-1), ignore_index=PAD_IDX)
-        topt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
-        topt.step()
-        return loss
-
+    mine, reference = _step_pair(torch, ours, theirs, V, lambda: ours(src, tgt[:, :-1]), tgt[:, 1:],
+                                 lambda: theirs(torch_src, torch_tgt[:, :-1]), torch_tgt[:, 1:], lr=0.01,
+                                 ignore_index=PAD_IDX)
     return mine, reference, ours.num_parameters()
 
 

@@ -7,7 +7,8 @@ line ``function = ... if reference else ...`` picks the tier: the reference
 equations of functions/rnn_steps.py, the code to read) or the fast tier
 (the default: functions/rnn_fast.py, the same numbers).  Stacking: layer k
 reads the outputs of layer k-1 (both directions concatenated when
-bidirectional), with dropout between layers in training.
+bidirectional), with dropout between layers in training.  When no gradient can be wanted
+(decoding under no_grad), the same fast-tier Functions run without the graph: nn/rnn_fast_path.py.
 
 Parameters, as in ``torch.nn``, for layer k (suffix ``_reverse`` for the
 backward direction), G = 1 (RNN), 4 (LSTM), 3 (GRU):
@@ -27,6 +28,7 @@ from ..tensor import Tensor
 from ..creation import cat, empty, stack
 from . import init
 from .module import Module, Parameter
+from . import rnn_fast_path
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
@@ -104,9 +106,12 @@ class RNNBase(Module):
         Returns (output (T, N, dirs*H) (batch_first: (N, T, ...)), tuple of final states, each (L*dirs, N, H)).
         """
         self._check_input(input)
-        x = input.transpose(0, 1) if self.batch_first else input
         for state, name in zip(states, ("h0", "c0")):
-            self._check_state(state, name, x.shape[1])
+            self._check_state(state, name, input.shape[0 if self.batch_first else 1])
+        if rnn_fast_path.applies(self, input, states):
+            # no gradient wanted: the same Functions' forward without the graph (rnn_fast_path.py)
+            return rnn_fast_path.run_layers(self, function, input, states, lengths, options)
+        x = input.transpose(0, 1) if self.batch_first else input
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
             outputs = []

@@ -29,13 +29,8 @@ import math
 from .. import autograd
 from .. import functional as F
 from .. import functions as fn
-from ..autograd import Context
+from .graph_free import forward, no_gradient_wanted
 from . import transformer          # the layer's _residual (read at call time: transformer imports this module)
-
-
-def _forward(function, *args):
-    """``function.forward`` on arrays, outside the graph: what Function.apply runs, minus the node."""
-    return function.forward(Context(function, None, (False,) * len(args)), *args)
 
 
 def _array(tensor):
@@ -73,32 +68,13 @@ def _fits(layer, x, attentions, dropouts):
     return x.ndim == 3 and x.shape[2] == e and x.shape[1 if attentions[0].batch_first else 0] > 0
 
 
-def _no_gradient_wanted(data, parameters, tensors, caches):
-    """True when every parameter has data's array type and dtype, and (in grad mode) nothing
-    among the parameters, the input tensors (masks included) and the cached keys and values
-    requires grad."""
-    grad_wanted = autograd.is_grad_enabled()
-    if grad_wanted and any(getattr(tensor, "requires_grad", False) for tensor in tensors):
-        return False
-    if grad_wanted and any(cached.requires_grad for cache in caches if cache for cached in cache.values()):
-        return False
-    for parameter in parameters:
-        if parameter is None:
-            continue
-        if type(parameter._data) is not type(data) or parameter._data.dtype != data.dtype:
-            return False                        # the ordinary forward names the mismatch
-        if grad_wanted and parameter.requires_grad:
-            return False
-    return True
-
-
 def applies(layer, src, src_mask, src_key_padding_mask, cache):
     """True when ``encoder_layer`` below gives what layer.forward would, with nothing lost (module docstring)."""
     if not _fits(layer, src, (layer.self_attn,), (layer.dropout, layer.dropout1, layer.dropout2)):
         return False
     if src_key_padding_mask is not None and cache is not None:
         return False                            # the ordinary forward says why it is refused
-    return _no_gradient_wanted(src._data, _parameters(layer), (src, src_mask, src_key_padding_mask), (cache,))
+    return no_gradient_wanted(src._data, _parameters(layer), (src, src_mask, src_key_padding_mask), (cache,))
 
 
 def decoder_applies(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
@@ -115,7 +91,7 @@ def decoder_applies(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_m
     if tgt_key_padding_mask is not None and cache is not None:
         return False                            # the ordinary forward says why it is refused
     caches = () if cache is None else (cache.get("self"), cache.get("cross"))
-    return _no_gradient_wanted(tgt._data, _decoder_parameters(layer),
+    return no_gradient_wanted(tgt._data, _decoder_parameters(layer),
                                (tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask),
                                caches)
 
@@ -157,19 +133,19 @@ def decoder_layer(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mas
 
 def _layer_norm(norm, x):
     function = F.layer_norm_function(norm.reference)                     # the norm's own tier
-    return _forward(function, x, _array(norm.weight), _array(norm.bias), norm.normalized_shape, norm.eps)
+    return forward(function, x, _array(norm.weight), _array(norm.bias), norm.normalized_shape, norm.eps)
 
 
 def _linear(x, weight, bias):
     """fn.Linear on arrays (weight, bias: arrays, bias None when the layer has none)."""
-    return _forward(fn.Linear, x, weight, bias)
+    return forward(fn.Linear, x, weight, bias)
 
 
 def _feed_forward(layer, x):
     """linear2(activation(linear1(x))) (dropout is off in eval mode)."""
     activation = fn.ReLU if layer.activation is F.relu else fn.GELU
     hidden = _linear(x, layer.linear1.weight._data, _array(layer.linear1.bias))
-    return _linear(_forward(activation, hidden), layer.linear2.weight._data, _array(layer.linear2.bias))
+    return _linear(forward(activation, hidden), layer.linear2.weight._data, _array(layer.linear2.bias))
 
 
 def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cache, like):
@@ -188,8 +164,8 @@ def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cac
         q, k, v = (_split_heads(qkv[..., i * e:(i + 1) * e], h, dh) for i in range(3))      # (N, h, T, Dh)
         if cache is not None and "k" in cache:                   # decoding: earlier positions first
             past = cache["k"].shape[2]
-            k = _forward(fn.Cat, 2, cache["k"]._data, k)
-            v = _forward(fn.Cat, 2, cache["v"]._data, v)
+            k = forward(fn.Cat, 2, cache["k"]._data, k)
+            v = forward(fn.Cat, 2, cache["v"]._data, v)
         if cache is not None:
             cache["k"], cache["v"] = autograd.Tensor._from_array(k), autograd.Tensor._from_array(v)
     else:
@@ -206,7 +182,7 @@ def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cac
                                      like.device, like.dtype)
     scale = 1.0 / math.sqrt(dh)                                 # as F.scaled_dot_product_attention
     sdpa = F.attention_function(tq, k.shape[2])                  # F's choice of tier
-    out = _forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                           # (N, h, T, Dh)
+    out = forward(sdpa, q, k, v, _array(bias), 0.0, scale, False)                           # (N, h, T, Dh)
     out = _linear(_merge_heads(out), attention.out_proj.weight._data, _array(attention.out_proj.bias))  # (N, T, E)
     return out if attention.batch_first else out.swapaxes(0, 1)
 
