@@ -148,6 +148,7 @@ def test_fast_path_runs_only_when_nothing_can_tell_the_difference():
         other = "strict" if str(x.device) == "cpu" else "cpu"     # (the suite also runs with strict as default)
         assert not applies(layer, x.to(other), states)          # devices differ
         assert not applies(layer, x, (minigrad.zeros(4, 2, H, dtype=minigrad.float64, device=other), None))
+        assert not applies(layer, x, (numpy.zeros((4, 2, H)), None))   # an array as h0: the ordinary forward's case
     # grad mode on: only when nothing requires grad
     assert not applies(layer, x, states)                        # the parameters do
     for p in layer.parameters():

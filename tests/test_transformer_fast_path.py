@@ -169,6 +169,7 @@ def test_fast_path_runs_only_when_nothing_can_tell_the_difference():
         assert not applies(layer, src, None, None, None)           # the reference tier is what a student reads
         layer.reference = False
         assert not applies(layer, src[0], None, None, None)        # unbatched
+        assert not applies(layer, src.numpy(), None, None, None)   # an array: the ordinary forward's case
         assert not applies(layer, src[:, :0], None, None, None)    # no positions
         assert not applies(layer, src.float(), None, None, None)   # dtypes differ: the ordinary forward raises
         padding = minigrad.zeros(2, 3, dtype=minigrad.bool_)
@@ -357,6 +358,8 @@ def test_decoder_fast_path_runs_only_when_nothing_can_tell_the_difference():
         assert not applies()
         layer.dropout3.eval()
         assert not applies(tgt=tgt[0])                              # unbatched
+        assert not applies(tgt=tgt.numpy())                         # arrays where Tensors belong: the ordinary
+        assert not applies(memory=memory.numpy())                   #   forward's case
         assert not applies(tgt=tgt[:, :0])                          # no positions
         assert not applies(memory=memory[:, :0])                    # no memory positions
         assert not applies(memory=memory[:1])                       # batch sizes differ: the ordinary forward raises

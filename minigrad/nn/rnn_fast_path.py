@@ -42,8 +42,8 @@ def applies(module, input, states):
         return False                            # no steps or no sequences
     data = input._data
     for state in states:
-        if state is not None and type(state._data) is not type(data):
-            return False                        # devices differ: the ordinary forward says so
+        if state is not None and (not isinstance(state, autograd.Tensor) or type(state._data) is not type(data)):
+            return False                        # an array, or another device: the ordinary forward's case
     return no_gradient_wanted(data, _parameters(module), (input,) + tuple(states))
 
 

@@ -54,8 +54,8 @@ def _decoder_parameters(layer):
 
 def _fits(layer, x, attentions, dropouts):
     """The conditions on the layer and one input x that both layers share (module docstring)."""
-    if layer.training or layer.reference:
-        return False
+    if layer.training or layer.reference or not isinstance(x, autograd.Tensor):
+        return False                            # (an array where a Tensor belongs: the ordinary forward's case)
     if layer.activation is not F.relu and layer.activation is not F.gelu:
         return False
     for dropout in dropouts:                    # (a part switched back to training by hand)
@@ -84,7 +84,7 @@ def decoder_applies(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_m
                  (layer.dropout, layer.dropout1, layer.dropout2, layer.dropout3)):
         return False
     batch = 0 if layer.self_attn.batch_first else 1
-    if memory.ndim != 3 or memory.shape[2] != tgt.shape[2] or memory.shape[batch] != tgt.shape[batch]:
+    if not isinstance(memory, autograd.Tensor) or memory.ndim != 3 or memory.shape[2] != tgt.shape[2] or memory.shape[batch] != tgt.shape[batch]:
         return False                            # the ordinary forward names the mismatch
     if memory.shape[1 - batch] == 0 or type(memory._data) is not type(tgt._data) or memory.dtype != tgt.dtype:
         return False
