@@ -16,7 +16,8 @@ def no_gradient_wanted(data, parameters, tensors, caches=()):
     grad_wanted = autograd.is_grad_enabled()
     if grad_wanted and any(getattr(tensor, "requires_grad", False) for tensor in tensors):
         return False
-    if grad_wanted and any(cached.requires_grad for cache in caches if cache for cached in cache.values()):
+    if grad_wanted and any(getattr(cached, "requires_grad", False)
+                           for cache in caches if cache for cached in cache.values()):
         return False
     for parameter in parameters:
         if parameter is None:

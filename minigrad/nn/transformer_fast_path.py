@@ -84,7 +84,9 @@ def decoder_applies(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_m
                  (layer.dropout, layer.dropout1, layer.dropout2, layer.dropout3)):
         return False
     batch = 0 if layer.self_attn.batch_first else 1
-    if not isinstance(memory, autograd.Tensor) or memory.ndim != 3 or memory.shape[2] != tgt.shape[2] or memory.shape[batch] != tgt.shape[batch]:
+    if not isinstance(memory, autograd.Tensor):
+        return False                            # an array: the ordinary forward's case
+    if memory.ndim != 3 or memory.shape[2] != tgt.shape[2] or memory.shape[batch] != tgt.shape[batch]:
         return False                            # the ordinary forward names the mismatch
     if memory.shape[1 - batch] == 0 or type(memory._data) is not type(tgt._data) or memory.dtype != tgt.dtype:
         return False
