@@ -135,28 +135,29 @@ def test_language_model_and_seq2seq_decode_on_the_fast_path(spy):
 def test_fast_path_runs_only_when_nothing_can_tell_the_difference():
     layer = _layer("LSTM", num_layers=2)
     x = minigrad.randn(3, 2, D, dtype=minigrad.float64)
-    states = (None, None)
-    applies = rnn_fast_path.applies
+
+    def applies(x=x, states=(None, None), function=minigrad.functional.lstm):
+        return rnn_fast_path.applies(layer, function, x, states)
     with minigrad.no_grad():
-        assert applies(layer, x, states)
+        assert applies()
         layer.reference = True
-        assert not applies(layer, x, states)                    # the reference tier is what a student reads
+        assert not applies()                                    # the reference tier is what a student reads
         layer.reference = False
-        assert not applies(layer, x[:0], states)                # no steps
-        assert not applies(layer, x[:, :0], states)             # no sequences
-        assert not applies(layer, x.float(), states)            # dtypes differ: the ordinary forward raises
+        assert not applies(x[:0])                               # no steps
+        assert not applies(x[:, :0])                            # no sequences
+        assert not applies(x.float())                           # dtypes differ: the ordinary forward raises
         other = "strict" if str(x.device) == "cpu" else "cpu"     # (the suite also runs with strict as default)
-        assert not applies(layer, x.to(other), states)          # devices differ
-        assert not applies(layer, x, (minigrad.zeros(4, 2, H, dtype=minigrad.float64, device=other), None))
-        assert not applies(layer, x, (numpy.zeros((4, 2, H)), None))   # an array as h0: the ordinary forward's case
+        assert not applies(x.to(other))                         # devices differ
+        assert not applies(states=(minigrad.zeros(4, 2, H, dtype=minigrad.float64, device=other), None))
+        assert not applies(states=(numpy.zeros((4, 2, H)), None))   # an array as h0: the ordinary forward's case
+        assert not applies(function=lambda *args, **kwargs: None)   # a wrapped F.lstm: the ordinary forward
     # grad mode on: only when nothing requires grad
-    assert not applies(layer, x, states)                        # the parameters do
+    assert not applies()                                        # the parameters do
     for p in layer.parameters():
         p.requires_grad_(False)
-    assert applies(layer, x, states)
-    assert not applies(layer, x.clone().requires_grad_(True), states)
-    h0 = minigrad.zeros(4, 2, H, dtype=minigrad.float64, requires_grad=True)
-    assert not applies(layer, x, (h0, None))
+    assert applies()
+    assert not applies(x.clone().requires_grad_(True))
+    assert not applies(states=(minigrad.zeros(4, 2, H, dtype=minigrad.float64, requires_grad=True), None))
 
 
 def test_frozen_layer_in_grad_mode_takes_the_fast_path_and_records_nothing(spy):

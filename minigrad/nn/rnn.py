@@ -108,7 +108,7 @@ class RNNBase(Module):
         self._check_input(input)
         for state, name in zip(states, ("h0", "c0")):
             self._check_state(state, name, input.shape[0 if self.batch_first else 1])
-        if rnn_fast_path.applies(self, input, states):
+        if rnn_fast_path.applies(self, function, input, states):
             # no gradient wanted: the same Functions' forward without the graph (rnn_fast_path.py)
             return rnn_fast_path.run_layers(self, function, input, states, lengths, options)
         x = input.transpose(0, 1) if self.batch_first else input

@@ -31,12 +31,15 @@ def _parameters(module):
             for w in module._weights(layer, direction)]
 
 
-def applies(module, input, states):
+def applies(module, function, input, states):
     """True when ``run_layers`` gives what the ordinary forward would (module docstring).
 
+    function: F.rnn, F.lstm or F.gru (anything else, a wrapper say, takes the ordinary forward);
     input and states: as the layer's forward got them, already checked by it (a 3-D input with
     input_size features; each state a Tensor of the right shape, or None)."""
     if module.reference or (module.training and module.dropout > 0 and module.num_layers > 1):
+        return False
+    if function not in FAST_FUNCTIONS:
         return False
     if input.shape[0] == 0 or input.shape[1] == 0:
         return False                            # no steps or no sequences
