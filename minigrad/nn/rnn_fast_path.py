@@ -26,9 +26,11 @@ FAST_FUNCTIONS = {F.rnn: fn.FastRNNFunction, F.lstm: fn.FastLSTMFunction, F.gru:
 
 
 def _parameters(module):
-    """Every weight and bias of every layer and direction (None where the layer has no bias)."""
-    return [w for layer in range(module.num_layers) for direction in range(module.num_directions)
-            for w in module._weights(layer, direction)]
+    """Every weight and bias of every layer and direction (None where the layer has no bias), lazily:
+    in training the input's requires_grad already says no, and the list is never built."""
+    for layer in range(module.num_layers):
+        for direction in range(module.num_directions):
+            yield from module._weights(layer, direction)
 
 
 def applies(module, function, input, states):
