@@ -407,9 +407,8 @@ def causal_lm_pair(torch, N, T):
 # ----------------------------------------------------------------------------- decoding
 
 def decoding_pair(torch, model_name, search, tokens, beam_size=5):
-    """(minigrad decode, torch decode), each decoding up to ``tokens`` tokens at batch 1 from <bos>.
-
-    minigrad's returns the best sequence, torch's (the best sequence, steps taken)."""
+    """(minigrad decode, torch decode), each decoding up to ``tokens`` tokens at batch 1 from <bos>
+    (``_decoding_closures``; the language models' initial state takes the batch size)."""
     minigrad.manual_seed(0)
     torch.manual_seed(0)
     if model_name == "GRU char LM":
@@ -422,25 +421,7 @@ def decoding_pair(torch, model_name, search, tokens, beam_size=5):
     _same_parameters(ours, theirs, model_name)
     ours.eval()
     theirs.eval()
-
-    if search == "greedy":
-        def mine():
-            return decoding.greedy(ours, ours.initial_state(1), start=[BOS_IDX], max_len=tokens)[0][0]
-
-        def reference():
-            sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(1), [BOS_IDX], tokens)
-            return sequences[0], steps
-    else:
-        def mine():
-            best = decoding.beam_search(ours, ours.initial_state(1), [BOS_IDX], beam_size, tokens, eos=EOS_IDX)
-            return best[0][0].tokens
-
-        def reference():
-            best, steps = torch_beam_search(torch, theirs, theirs.initial_state(1), [BOS_IDX], beam_size, tokens,
-                                            EOS_IDX)
-            return best[0], steps
-    return mine, reference
-
+    return _decoding_closures(torch, ours, theirs, 1, 1, search, beam_size, tokens)
 
 def _dates_batch(batch):
     """Lesson 8's and 10's dates task, quick mode: the vocabularies of 3000 training pairs and a batch
@@ -480,37 +461,38 @@ def seq2seq_decoding_pair(torch, search, beam_size=5):
     ours.eval()
     theirs.eval()
     src = _dates_batch(1)[2]
-    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size)
+    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size,
+                              TRANSLATION_TOKENS)
 
 
-def _decoding_closures(torch, ours, theirs, src, torch_src, search, beam_size):
-    """(mine, reference) decoding ``src`` from <bos>: greedy for TRANSLATION_TOKENS tokens, or beam
-    search until every beam has <eos> (at most TRANSLATION_TOKENS); reference also returns its steps."""
-    start = [BOS_IDX] * src.shape[0]
+def _decoding_closures(torch, ours, theirs, our_input, their_input, search, beam_size, max_len):
+    """(mine, reference) decoding from <bos> after ``initial_state(our_input)`` (a source batch, or
+    a batch size): greedy for max_len tokens, or beam search until every beam has <eos> (at most
+    max_len).  mine returns the sequences (greedy) or each row's best; reference (the same, steps taken)."""
+    batch = our_input if isinstance(our_input, int) else our_input.shape[0]
+    start = [BOS_IDX] * batch
     if search == "greedy":
         def mine():
             with minigrad.no_grad():
-                return decoding.greedy(ours, ours.initial_state(src), start, TRANSLATION_TOKENS)[0]
+                return decoding.greedy(ours, ours.initial_state(our_input), start, max_len)[0]
 
         def reference():
             with torch.no_grad():
-                sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(torch_src), start,
-                                                   TRANSLATION_TOKENS)
+                sequences, _, steps = torch_greedy(torch, theirs, theirs.initial_state(their_input), start, max_len)
             return sequences, steps
     else:
         def mine():
             with minigrad.no_grad():
-                best = decoding.beam_search(ours, ours.initial_state(src), start, beam_size, TRANSLATION_TOKENS,
+                best = decoding.beam_search(ours, ours.initial_state(our_input), start, beam_size, max_len,
                                             eos=EOS_IDX)
-            return best[0][0].tokens
+            return [row[0].tokens for row in best]
 
         def reference():
             with torch.no_grad():
-                best, steps = torch_beam_search(torch, theirs, theirs.initial_state(torch_src), start, beam_size,
-                                                TRANSLATION_TOKENS, EOS_IDX)
-            return best[0], steps
+                best, steps = torch_beam_search(torch, theirs, theirs.initial_state(their_input), start,
+                                                beam_size, max_len, EOS_IDX)
+            return best, steps
     return mine, reference
-
 
 def translator_pair(torch, search, batch, beam_size=5):
     """(minigrad decode, torch decode) of lesson 10's translator: encode ``batch`` test dates, decode
@@ -524,7 +506,9 @@ def translator_pair(torch, search, batch, beam_size=5):
     _same_parameters(ours, theirs, "TransformerTranslator")
     ours.eval()
     theirs.eval()
-    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size)
+    return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size,
+                              TRANSLATION_TOKENS)
+
 
 def _check_same_tokens(mine, reference, what):
     """The steps (decoder calls) taken, once both libraries decoded the same best sequence."""
