@@ -116,21 +116,27 @@ def test_language_model_and_seq2seq_decode_on_the_fast_path(spy):
     lm = RNNLanguageModel(11, embedding_dim=4, hidden_size=H, cell="lstm").double().eval()
     fast, _ = decoding.greedy(lm, lm.initial_state(2), [1, 2], max_len=6)
     assert len(spy) == 6
-    for p in lm.parameters():
-        p.requires_grad_(True)
-    with minigrad.enable_grad():
-        state, tokens, ordinary = lm.initial_state(2), minigrad.tensor([1, 2]), []
-        for _ in range(6):
-            log_probs, state = lm.step(tokens, state)
-            tokens = minigrad.tensor(log_probs.detach().numpy().argmax(axis=1))
-            ordinary.append(tokens.tolist())
-    assert len(spy) == 6                                        # grad mode: the ordinary forward
+    state, tokens, ordinary = lm.initial_state(2), minigrad.tensor([1, 2]), []
+    for _ in range(6):                                          # grad mode: the ordinary forward
+        log_probs, state = lm.step(tokens, state)
+        tokens = minigrad.tensor(log_probs.detach().numpy().argmax(axis=1))
+        ordinary.append(tokens.tolist())
+    assert len(spy) == 6
     assert [list(step) for step in zip(*ordinary)] == fast
     model = Seq2Seq(9, 10, embedding_dim=4, hidden_size=H, attention="dot").double().eval()
+    src, tokens = minigrad.tensor([[3, 4, 5, 0], [6, 7, 0, 0]]), minigrad.tensor([1, 1])
+    ordinary_state = model.initial_state(src)
     spy.clear()
-    decoding.beam_search(model, model.initial_state(minigrad.tensor([[3, 4, 5, 0]])), [1], 3, 5, eos=2)
-    assert len(spy) >= 2                                        # the encoder, then each decoder step
-
+    with minigrad.no_grad():
+        fast_state = model.initial_state(src)                   # the encoder
+        for step in range(4):
+            fast, fast_state = model.step(tokens, fast_state)
+            assert len(spy) == step + 2
+            with minigrad.enable_grad():
+                ordinary, ordinary_state = model.step(tokens, ordinary_state)
+            assert len(spy) == step + 2
+            numpy.testing.assert_array_equal(fast.numpy(), ordinary.detach().numpy())
+            tokens = minigrad.tensor(fast.numpy().argmax(axis=1))
 
 def test_fast_path_runs_only_when_nothing_can_tell_the_difference():
     layer = _layer("LSTM", num_layers=2)
