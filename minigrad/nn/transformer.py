@@ -59,6 +59,14 @@ def _residual(x, norm, norm_first, sublayer):
     return norm(x + sublayer(x))
 
 
+def _decoder_caches(cache):
+    """A decoder layer's cache dict -> (its self-attention's, its attention-to-memory's), each made empty
+    at the first call; (None, None) without a cache."""
+    if cache is None:
+        return None, None
+    return cache.setdefault("self", {}), cache.setdefault("cross", {})
+
+
 def _feed_forward(layer, x):
     """FeedForward(x) = linear2(dropout(activation(linear1(x)))): d_model -> dim_feedforward -> d_model."""
     return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
@@ -145,9 +153,7 @@ class TransformerDecoderLayer(Module):
             return transformer_fast_path.decoder_layer(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
                                                        memory_key_padding_mask, tgt_is_causal, memory_is_causal,
                                                        cache)
-        self_cache = cross_cache = None
-        if cache is not None:
-            self_cache, cross_cache = cache.setdefault("self", {}), cache.setdefault("cross", {})
+        self_cache, cross_cache = _decoder_caches(cache)
 
         def self_attention(x):
             return self.dropout1(self.self_attn(x, x, x, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,

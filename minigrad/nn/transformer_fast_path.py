@@ -115,9 +115,7 @@ def decoder_layer(layer, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mas
                   tgt_is_causal, memory_is_causal, cache):
     """TransformerDecoderLayer.forward, when ``decoder_applies``: tgt (N, T, E) or (T, N, E) -> same shape,
     no graph.  Self-attention, attention to ``memory``, feed-forward, each placed by ``_residual``."""
-    self_cache = cross_cache = None
-    if cache is not None:
-        self_cache, cross_cache = cache.setdefault("self", {}), cache.setdefault("cross", {})
+    self_cache, cross_cache = transformer._decoder_caches(cache)
 
     def self_attention(x):
         return _attention(layer.self_attn, x, None, tgt_mask, tgt_key_padding_mask, tgt_is_causal, self_cache, tgt)
