@@ -95,9 +95,14 @@ class MultiheadAttention(Module):
             init.zeros_(self.out_proj.bias)
 
     # -------------------------------------------------------------- the three input projections
+    def _rows(self, which):
+        """Projection 0 (queries), 1 (keys) or 2 (values): its rows of the packed in_proj_weight and
+        in_proj_bias (and its columns of their product)."""
+        return slice(which * self.embed_dim, (which + 1) * self.embed_dim)
+
     def _projection(self, which):
         """(weight, bias) of projection 0 (queries), 1 (keys) or 2 (values): rows of the packed ones."""
-        rows = slice(which * self.embed_dim, (which + 1) * self.embed_dim)
+        rows = self._rows(which)
         if self.in_proj_weight is not None:
             weight = self.in_proj_weight[rows]
         else:

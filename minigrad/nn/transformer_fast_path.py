@@ -156,12 +156,12 @@ def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cac
     if not attention.batch_first:
         x = x.swapaxes(0, 1)                                     # (T, N, E) -> (N, T, E)
         memory = None if memory is None else memory.swapaxes(0, 1)
-    n, tq, e = x.shape
+    n, tq = x.shape[0], x.shape[1]
     h, dh = attention.num_heads, attention.head_dim
     past = 0
     if memory is None:
         qkv = _linear(x, attention.in_proj_weight._data, _array(attention.in_proj_bias))    # (N, T, 3E)
-        q, k, v = (_split_heads(qkv[..., i * e:(i + 1) * e], h, dh) for i in range(3))      # (N, h, T, Dh)
+        q, k, v = (_split_heads(qkv[..., attention._rows(i)], h, dh) for i in range(3))     # (N, h, T, Dh)
         if cache is not None and "k" in cache:                   # decoding: earlier positions first
             past = cache["k"].shape[2]
             k = forward(fn.Cat, 2, cache["k"]._data, k)
@@ -170,12 +170,12 @@ def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cac
             cache["k"], cache["v"] = autograd.Tensor._from_array(k), autograd.Tensor._from_array(v)
     else:
         weight, bias = attention.in_proj_weight._data, _array(attention.in_proj_bias)
-        q = _split_heads(_projection(x, weight, bias, 0, e), h, dh)             # (N, h, Tq, Dh)
+        q = _split_heads(_projection(attention, x, weight, bias, 0), h, dh)     # (N, h, Tq, Dh)
         if cache is not None and "k" in cache:                   # the memory, projected at the first step
             k, v = cache["k"]._data, cache["v"]._data
         else:
-            k = _split_heads(_projection(memory, weight, bias, 1, e), h, dh)    # (N, h, S, Dh)
-            v = _split_heads(_projection(memory, weight, bias, 2, e), h, dh)
+            k = _split_heads(_projection(attention, memory, weight, bias, 1), h, dh)    # (N, h, S, Dh)
+            v = _split_heads(_projection(attention, memory, weight, bias, 2), h, dh)
             if cache is not None:
                 cache["k"], cache["v"] = autograd.Tensor._from_array(k), autograd.Tensor._from_array(v)
     bias = attention._attention_bias(key_padding_mask, attn_mask, is_causal, n, tq, k.shape[2], past, False,
@@ -187,9 +187,9 @@ def _attention(attention, x, memory, attn_mask, key_padding_mask, is_causal, cac
     return out if attention.batch_first else out.swapaxes(0, 1)
 
 
-def _projection(x, weight, bias, which, e):
-    """MultiheadAttention's q_proj (which 0), k_proj (1) or v_proj (2): rows of the packed weight and bias."""
-    rows = slice(which * e, (which + 1) * e)
+def _projection(attention, x, weight, bias, which):
+    """MultiheadAttention's q_proj (which 0), k_proj (1) or v_proj (2): its rows of the packed weight and bias."""
+    rows = attention._rows(which)
     return _linear(x, weight[rows], None if bias is None else bias[rows])
 
 
