@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import minigrad  # noqa: E402
-from minigrad import decoding, optim  # noqa: E402
+from minigrad import decoding, nn, optim  # noqa: E402
 from minigrad import functional as F  # noqa: E402
 from minigrad.data.synthetic import dates  # noqa: E402
 from minigrad.models import CausalLM, RNNLanguageModel, Seq2Seq, TransformerTranslator  # noqa: E402
@@ -183,6 +183,15 @@ def torch_translator(torch, src_v, tgt_v, positions, d_model, nhead, num_encoder
 
         def embed(self, embedding, ids, offset=0):
             return embedding(ids) * math.sqrt(d_model) + self.pe[offset:offset + ids.shape[1]]
+
+        def forward(self, src, tgt_in):
+            """Teacher forcing, every target position at once: logits (N, T, V)."""
+            src_pad, tgt_pad = src == PAD_IDX, tgt_in == PAD_IDX
+            causal = torch.ones(tgt_in.shape[1], tgt_in.shape[1], dtype=torch.bool).triu(1)
+            h = self.transformer(self.embed(self.src_embedding, src), self.embed(self.tgt_embedding, tgt_in),
+                                 tgt_mask=causal, src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad,
+                                 memory_key_padding_mask=src_pad)
+            return self.generator(h)
 
         def initial_state(self, src):
             padding = src == PAD_IDX
@@ -347,25 +356,36 @@ def _training_steps(torch, ours, theirs, batch, V, forward_ours, forward_theirs)
 
 
 def _step_pair(torch, ours, theirs, V, logits_ours, y, logits_theirs, ty, lr, ignore_index=-100):
-    """(minigrad step, torch step), each: cross_entropy of logits() against the targets, zero_grad,
-    backward, clip_grad_norm_(1.0), Adam; returns the loss."""
-    opt = optim.Adam(ours.parameters(), lr=lr)
-    topt = torch.optim.Adam(theirs.parameters(), lr=lr)
+    """(minigrad step, torch step): ``update_steps`` of the cross_entropy of logits() against the targets."""
+    return update_steps(
+        torch, ours, theirs,
+        lambda: F.cross_entropy(logits_ours().reshape(-1, V), y.reshape(-1), ignore_index=ignore_index),
+        lambda: torch.nn.functional.cross_entropy(logits_theirs().reshape(-1, V), ty.reshape(-1),
+                                                  ignore_index=ignore_index),
+        lr)
+
+
+def update_steps(torch, ours, theirs, loss_ours, loss_theirs, lr, clip=1.0, betas=(0.9, 0.999)):
+    """(minigrad step, torch step), each: loss(), zero_grad, backward, clip_grad_norm_(clip) (none when
+    clip is None), Adam; returns the loss."""
+    opt = optim.Adam(ours.parameters(), lr=lr, betas=betas)
+    topt = torch.optim.Adam(theirs.parameters(), lr=lr, betas=betas)
 
     def mine():
-        loss = F.cross_entropy(logits_ours().reshape(-1, V), y.reshape(-1), ignore_index=ignore_index)
+        loss = loss_ours()
         opt.zero_grad()
         loss.backward()
-        optim.clip_grad_norm_(ours.parameters(), 1.0)
+        if clip is not None:
+            optim.clip_grad_norm_(ours.parameters(), clip)
         opt.step()
         return loss
 
     def reference():
-        loss = torch.nn.functional.cross_entropy(logits_theirs().reshape(-1, V), ty.reshape(-1),
-                                                 ignore_index=ignore_index)
+        loss = loss_theirs()
         topt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(theirs.parameters(), clip)
         topt.step()
         return loss
 
@@ -494,9 +514,10 @@ def _decoding_closures(torch, ours, theirs, our_input, their_input, search, beam
             return best, steps
     return mine, reference
 
-def translator_pair(torch, search, batch, beam_size=5):
+def translator_pair(torch, search, batch, beam_size=5, reference=False):
     """(minigrad decode, torch decode) of lesson 10's translator: encode ``batch`` test dates, decode
-    TRANSLATION_TOKENS tokens (greedy: all of them; beam search: until every beam has <eos>)."""
+    TRANSLATION_TOKENS tokens (greedy: all of them; beam search: until every beam has <eos>).
+    reference=True: minigrad's model on the reference tier, as lesson 10 runs it."""
     src_v, tgt_v, src, _ = _dates_batch(batch)
     minigrad.manual_seed(0)
     torch.manual_seed(0)
@@ -504,6 +525,7 @@ def translator_pair(torch, search, batch, beam_size=5):
     theirs = torch_translator(torch, src_v, tgt_v, ours.positions.pe.numpy(), **TRANSLATOR)
     ours.load_state_dict(theirs.state_dict())
     _same_parameters(ours, theirs, "TransformerTranslator")
+    nn.reference_tier(ours, reference)
     ours.eval()
     theirs.eval()
     return _decoding_closures(torch, ours, theirs, src, torch.tensor(src.numpy()), search, beam_size,

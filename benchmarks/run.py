@@ -37,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]   # `common` and the suites; minigrad from this checkout
 
-SUITES = ["core", "rnn", "attention", "workloads", "text", "grading"]
+SUITES = ["core", "rnn", "attention", "workloads", "lessons", "text", "grading"]
 SLOW_BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 REEXEC_MARK = "MINIGRAD_BENCH_UNSET"
 
