@@ -2,10 +2,12 @@
 BLAS, NumPy's inner loops, NumPy's per-call overhead, allocation and the Python interpreter.
 
     python benchmarks/profile_rows.py                     the rows of core, rnn, attention, workloads
+    python benchmarks/profile_rows.py --suite lessons     lesson 4's steps on both tiers
     python benchmarks/profile_rows.py --suite rnn         one suite (repeatable)
     python benchmarks/profile_rows.py --quick             the small rows only, shorter sampling
 
-Only minigrad's side of each row is profiled (the fast tier, the layers' default), on one
+Only minigrad's side of each row is profiled (the fast tier, the layers' default; the lessons
+suite's lesson 4 rows on both tiers, as that lesson runs the reference tier), on one
 thread (threadpoolctl; PyTorch is only imported to copy weights).  Two runs per suite, each
 in a child process that builds the rows and runs each row's step after two warm-up steps:
 
@@ -120,6 +122,16 @@ def rows_of(suite, quick):
                                       ("CausalLM", "greedy", 120), ("CausalLM", "beam", 100)):
             rows.append((f"decoding {search}, {model}, batch 1, up to {tokens} tokens",
                          w.decoding_pair(torch, model, search, tokens)[0]))
+        return rows
+    if suite == "lessons":                  # lesson 4 runs the reference tier: both tiers profiled
+        import bench_lessons
+        from common import torch_or_none
+        torch = torch_or_none()
+        rows = []
+        for cell in ("RNN", "LSTM", "GRU"):
+            fast, reference, _ = bench_lessons.adding_steps(torch, cell, 50, 32, 32)
+            rows += [(f"lesson 4 {cell} step, batch 32, hidden 32, T=50", fast),
+                     (f"lesson 4 {cell} step, batch 32, hidden 32, T=50 [reference tier]", reference)]
         return rows
     raise ValueError(f"unknown suite {suite!r}")
 
@@ -280,7 +292,7 @@ def table(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--suite", action="append", choices=["core", "rnn", "attention", "workloads"])
+    parser.add_argument("--suite", action="append", choices=["core", "rnn", "attention", "workloads", "lessons"])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seconds", type=float, default=None, help="CPU seconds of sampling per row")
     parser.add_argument("--child", help=argparse.SUPPRESS)
