@@ -1,6 +1,6 @@
 """Lessons suite: the lessons that train on the REFERENCE tier, timed on both tiers against PyTorch.
 
-Lessons 4, 10 and 11 build their models on the reference tier (``reference=True`` or
+Lessons 3, 4, 9, 10 and 11 build their models on the reference tier (``reference=True`` or
 ``nn.reference_tier(model)``), so the code a student reads is the code that runs, and the
 learner waits for that tier.  Each case times one training step of the lesson's model as
 the lesson runs it (the reference tier), the same model on the fast tier, and the same
@@ -11,9 +11,14 @@ reference tier is from the fast tier (issue 22: within 1.5x).
 Cases (float32, full-mode sizes; the same weights in all three, copied PyTorch -> minigrad;
 each case checks that the three first-step losses agree before it times anything):
 
+    truncated BPTT    lesson 3: nn.RNN(1, 32) over chunks of k = 20 steps, batch 16, from a carried
+                      (detached) state, Linear(32, 1) on every output, mse_loss, Adam(3e-3) + clip
     adding problem    lesson 4: nn.RNN, LSTM or GRU (input 2, hidden 32) over T = 50 steps,
                       batch 32, Linear(32, 1) on the last output, mse_loss, Adam(0.01) +
                       clip_grad_norm_(1.0)
+    neighbours        lesson 9: MultiheadAttention(16, 1 or 2 heads, per-head weights returned) and two
+                      Linear(16, 8) read-outs on 64 sequences of 8 one-hot symbols + positions, the
+                      sum of two cross_entropy losses, Adam(0.02)
     translator        lesson 10: TransformerTranslator (d_model 32, 2 heads, ff 64, one encoder
                       and one decoder layer, post-LN) on 64 dates, teacher_forcing_loss,
                       Adam(0.02, betas (0.9, 0.98)) + clip; lesson 10's GRU Seq2Seq (embedding
@@ -28,6 +33,8 @@ each case checks that the three first-step losses agree before it times anything
 """
 import functools
 
+import numpy
+
 from common import interleaved_times, paired_ratio, torch_or_none
 
 import bench_workloads as workloads                          # puts this checkout's minigrad first on the path
@@ -39,7 +46,9 @@ from minigrad.data.synthetic import adding_problem, sentiment  # noqa: E402
 from minigrad.models import Seq2Seq, TransformerClassifier, TransformerTranslator, teacher_forcing_loss  # noqa: E402
 from minigrad.text import BucketIterator, Vocab, word_tokenize  # noqa: E402
 
+TRUNCATED = dict(k=20, batch=16, hidden=32)                  # lesson 3
 ADDING = dict(T=50, batch=32, hidden=32)                     # lesson 4, full mode
+NEIGHBOURS = dict(batch=64, T=8, symbols=8)                  # lesson 9: E = symbols + T
 TRANSLATION_BATCH = 64                                       # lesson 10, full mode
 LESSON_10_GRU = dict(SEQ2SEQ, hidden_size=48)                # lesson 10's make_gru()
 CLASSIFIER_BATCH, CLASSIFIER_TOKENS = 32, 10                 # lesson 11
@@ -48,6 +57,33 @@ TRANSFORMER_CLASSIFIER = dict(num_classes=2, d_model=32, nhead=2, num_layers=1, 
 
 
 # ----------------------------------------------------------------------------- the lessons' models
+
+class NextValue(nn.Module):
+    """Lesson 3's model: a tanh RNN reading one value per step; a Linear predicting the next value."""
+
+    def __init__(self, hidden_size):
+        super().__init__()
+        self.rnn = nn.RNN(1, hidden_size, batch_first=True)
+        self.head = nn.Linear(hidden_size, 1)
+
+    def forward(self, x, h=None):
+        output, h = self.rnn(x, h)
+        return self.head(output), h
+
+
+class Neighbours(nn.Module):
+    """Lesson 9's model: one multi-head self-attention layer and a linear read-out of both neighbours."""
+
+    def __init__(self, embed_dim, num_heads, symbols):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+        self.left = nn.Linear(embed_dim, symbols)
+        self.right = nn.Linear(embed_dim, symbols)
+
+    def forward(self, x):
+        h, weights = self.attention(x, x, x, average_attn_weights=False)
+        return self.left(h), self.right(h), weights
+
 
 class Regressor(nn.Module):
     """Lesson 4's model: a recurrent layer reading (N, T, 2); a Linear on its last output."""
@@ -74,6 +110,39 @@ class LSTMClassifier(nn.Module):
     def forward(self, ids, lengths):
         _, (h_n, _) = self.lstm(self.embedding(ids), lengths=lengths)
         return self.classifier(h_n[-1])
+
+
+def torch_next_value(torch, hidden_size):
+    tnn = torch.nn
+
+    class TorchNextValue(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = tnn.RNN(1, hidden_size, batch_first=True)
+            self.head = tnn.Linear(hidden_size, 1)
+
+        def forward(self, x, h=None):
+            output, h = self.rnn(x, h)
+            return self.head(output), h
+
+    return TorchNextValue()
+
+
+def torch_neighbours(torch, embed_dim, num_heads, symbols):
+    tnn = torch.nn
+
+    class TorchNeighbours(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = tnn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+            self.left = tnn.Linear(embed_dim, symbols)
+            self.right = tnn.Linear(embed_dim, symbols)
+
+        def forward(self, x):
+            h, weights = self.attention(x, x, x, average_attn_weights=False)
+            return self.left(h), self.right(h), weights
+
+    return TorchNeighbours()
 
 
 def torch_regressor(torch, cell, hidden_size):
@@ -154,6 +223,50 @@ def _steps(torch, make_ours, theirs, loss_ours, loss_theirs, what, **adam):
     fast_step, torch_step = update_steps(torch, fast, theirs, lambda: loss_ours(fast), loss_theirs, **adam)
     reference_step, _ = update_steps(torch, reference, theirs, lambda: loss_ours(reference), loss_theirs, **adam)
     return [fast_step, reference_step, torch_step]
+
+
+def truncated_bptt_steps(torch, k, N, H):
+    """Lesson 3: [fast, reference, torch] training steps on one chunk of k steps of N streams,
+    from a carried state (as the lesson's h.detach(): a constant to this step)."""
+    rng = numpy.random.default_rng(0)
+    stream = numpy.sin(numpy.arange(N * (k + 1)) * 0.1).reshape(N, k + 1, 1).astype(numpy.float32)
+    h = rng.standard_normal((1, N, H)).astype(numpy.float32) * 0.5
+    x, y, h0 = (minigrad.tensor(a) for a in (stream[:, :-1], stream[:, 1:], h))
+    tx, ty, th0 = (torch.tensor(a) for a in (stream[:, :-1], stream[:, 1:], h))
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    theirs = torch_next_value(torch, H)
+    return _steps(torch, lambda: NextValue(H), theirs, lambda ours: F.mse_loss(ours(x, h0)[0], y),
+                  lambda: torch.nn.functional.mse_loss(theirs(tx, th0)[0], ty), "NextValue", lr=3e-3)
+
+
+def neighbours_steps(torch, heads, N, T, symbols):
+    """Lesson 9: [fast, reference, torch] training steps of its Neighbours model on N sequences."""
+    rng = numpy.random.default_rng(0)
+    E = symbols + T
+    ids = rng.integers(0, symbols, (N, T))
+    x = numpy.zeros((N, T, E), dtype=numpy.float32)
+    x[numpy.arange(N)[:, None], numpy.arange(T)[None, :], ids] = 1.0           # the symbol's one-hot
+    x[:, numpy.arange(T), symbols + numpy.arange(T)] = 1.0                     # the position's one-hot
+    targets = [numpy.roll(ids, 1, axis=1), numpy.roll(ids, -1, axis=1)]         # left and right neighbours
+    mx, tx = minigrad.tensor(x), torch.tensor(x)
+    ours_targets = [minigrad.tensor(t).reshape(-1) for t in targets]
+    torch_targets = [torch.tensor(t).reshape(-1) for t in targets]
+    minigrad.manual_seed(0)
+    torch.manual_seed(0)
+    theirs = torch_neighbours(torch, E, heads, symbols)
+
+    def loss_ours(ours):
+        left, right, _ = ours(mx)
+        return (F.cross_entropy(left.reshape(-1, symbols), ours_targets[0]) +
+                F.cross_entropy(right.reshape(-1, symbols), ours_targets[1]))
+
+    def loss_theirs():
+        left, right, _ = theirs(tx)
+        return (torch.nn.functional.cross_entropy(left.reshape(-1, symbols), torch_targets[0]) +
+                torch.nn.functional.cross_entropy(right.reshape(-1, symbols), torch_targets[1]))
+    return _steps(torch, lambda: Neighbours(E, heads, symbols), theirs, loss_ours, loss_theirs,
+                  f"Neighbours, {heads} heads", lr=0.02, clip=None)
 
 
 def adding_steps(torch, cell, T, N, H):
@@ -266,12 +379,26 @@ def run(quick):
                  "torch_s": None, "note": "torch not installed"}]
     repeat = 3 if quick else 9
     rows = []
+    what = (f"lesson 3 truncated BPTT training step, RNN, batch {TRUNCATED['batch']}, hidden {TRUNCATED['hidden']}, "
+            f"k={TRUNCATED['k']}")
+    steps = truncated_bptt_steps(torch, TRUNCATED["k"], TRUNCATED["batch"], TRUNCATED["hidden"])
+    loss = check_first_losses(steps, what)
+    rows += _rows(what, interleaved_times(steps, repeat=repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
+
     for cell in ("RNN", "LSTM", "GRU"):
         what = (f"lesson 4 adding problem training step, {cell}, batch {ADDING['batch']}, "
                 f"hidden {ADDING['hidden']}, T={ADDING['T']}")
         steps = adding_steps(torch, cell, ADDING["T"], ADDING["batch"], ADDING["hidden"])
         loss = check_first_losses(steps, what)
         rows += _rows(what, interleaved_times(steps, repeat=repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
+
+    for heads in (1, 2):
+        what = (f"lesson 9 neighbours training step, MultiheadAttention, {heads} head{'s' if heads > 1 else ''}, "
+                f"batch {NEIGHBOURS['batch']}, T={NEIGHBOURS['T']}")
+        steps = neighbours_steps(torch, heads, NEIGHBOURS["batch"], NEIGHBOURS["T"], NEIGHBOURS["symbols"])
+        loss = check_first_losses(steps, what)
+        rows += _rows(what, interleaved_times(steps, repeat=repeat),
+                      f"E 16, weights per head returned, two cross_entropy, Adam; first losses agree ({loss:.4f})")
 
     for model_name in ("TransformerTranslator", "Seq2Seq"):
         what = f"lesson 10 {model_name} training step, batch {TRANSLATION_BATCH}"

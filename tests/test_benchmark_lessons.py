@@ -1,5 +1,5 @@
 """The lessons benchmark's PyTorch twins stay the same models as minigrad's, on both tiers
-(benchmarks/bench_lessons.py: lessons 4, 10 and 11, which train on the reference tier).
+(benchmarks/bench_lessons.py: lessons 3, 4, 9, 10 and 11, which train on the reference tier).
 
 The benchmark asserts this before it times anything; these tests check it at small sizes, so a
 change to a lesson's model, a tier or a layer that breaks the comparison shows in the suite.
@@ -23,6 +23,15 @@ def _agree_twice(steps, what):
     """Equal first losses on both tiers and in torch, and again after one Adam step each."""
     bench_lessons.check_first_losses(steps, what)
     bench_lessons.check_first_losses(steps, what)
+
+
+def test_the_truncated_bptt_twins_give_the_same_losses():
+    _agree_twice(bench_lessons.truncated_bptt_steps(torch, k=5, N=3, H=4), "NextValue")
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_the_lesson_9_twins_give_the_same_losses(heads):
+    _agree_twice(bench_lessons.neighbours_steps(torch, heads, N=4, T=5, symbols=3), "Neighbours")
 
 
 @pytest.mark.parametrize("cell", ["RNN", "LSTM", "GRU"])
