@@ -53,16 +53,26 @@ def interleaved_times(fns, repeat=7, warmup=1):
 
     Interleaving exposes each to the same bursts of load from other
     processes, which keeps their ratio steadier than timing one after the other.
+    A call also gains or loses by what the call before it left in the caches and the
+    allocator, so each timed call comes right after an untimed call of the same function
+    (as in a training loop, where the step before was the same step), and round r starts
+    with function r (mod the count): each function takes each place in the order.  In a fixed
+    order without the untimed calls, the reference tier timed right after the fast tier on the
+    same shapes looked 0.75-0.79x the fast tier (lesson 9's step), 1.20-1.22x in the other order;
+    two copies of one model differed by 5-9% with the untimed calls alone
+    (benchmarks/results/20261127-issue22-session7.md).
     """
     for fn in fns:
         for _ in range(warmup):
             fn()
     times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, bucket in zip(fns, times):
+    for r in range(repeat):
+        for i in range(len(fns)):
+            k = (r + i) % len(fns)          # round r starts with function r
+            fns[k]()                        # untimed: the timed call follows a call of itself
             start = CLOCK()
-            fn()
-            bucket.append(CLOCK() - start)
+            fns[k]()
+            times[k].append(CLOCK() - start)
     return times
 
 

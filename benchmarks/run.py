@@ -102,7 +102,8 @@ def main():
         header.append(f"note: re-run with {os.environ[REEXEC_MARK]} removed from this command's "
                       "environment (they slow NumPy down)")
     clock = "CPU time of the calling thread" if args.clock == "cpu" else "wall-clock time"
-    header.append(f"times: {clock}, minimum over repeats; minigrad and torch interleaved in one process")
+    header.append(f"times: {clock}, minimum over repeats; minigrad and torch interleaved in one process, "
+                  "each timed call right after an untimed call of itself")
     print("\n".join(header), flush=True)
 
     rows = []
