@@ -206,7 +206,7 @@ def torch_transformer_classifier(torch, vocab_size, positions, num_classes, d_mo
 
 # ----------------------------------------------------------------------------- the cases
 
-def _tiers(torch, make_ours, theirs, what):
+def _tiers(make_ours, theirs, what):
     """The lesson's model on the fast tier and on the reference tier, both with ``theirs``'s weights."""
     models = []
     for reference in (False, True):
@@ -219,7 +219,7 @@ def _tiers(torch, make_ours, theirs, what):
 
 def _steps(torch, make_ours, theirs, loss_ours, loss_theirs, what, **adam):
     """[fast step, reference step, torch step] of one lesson's model (``update_steps`` each)."""
-    fast, reference = _tiers(torch, make_ours, theirs, what)
+    fast, reference = _tiers(make_ours, theirs, what)
     fast_step, torch_step = update_steps(torch, fast, theirs, lambda: loss_ours(fast), loss_theirs, **adam)
     reference_step, _ = update_steps(torch, reference, theirs, lambda: loss_ours(reference), loss_theirs, **adam)
     return [fast_step, reference_step, torch_step]
