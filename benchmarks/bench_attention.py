@@ -29,7 +29,7 @@ import sys
 
 import numpy
 
-from common import best_times, interleaved_times, paired_ratio, torch_or_none
+from common import best_times, interleaved_times, reference_tier_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -84,12 +84,7 @@ def _lstm_pair(batch, T, torch):
 
 def _tier_row(case, fns, reference_fn, repeat):
     """Time [fast, reference tier, torch] interleaved: the "[reference tier]" row."""
-    times = interleaved_times([fns[0], reference_fn] + fns[1:], repeat=repeat)
-    fast, reference = times[0], times[1]
-    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
-            "torch_s": min(times[2]) if len(times) > 2 else None,
-            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
-                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
+    return reference_tier_row(case, interleaved_times([fns[0], reference_fn] + fns[1:], repeat=repeat))
 
 
 def _row(case, times, note=""):

@@ -26,7 +26,7 @@ import sys
 
 import numpy
 
-from common import best_times, interleaved_times, paired_ratio, torch_or_none
+from common import best_times, interleaved_times, paired_ratio, reference_tier_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -44,15 +44,6 @@ def _models(kind, D, H, layers=1, bidirectional=False, reference=False):
         theirs = getattr(torch.nn, kind)(D, H, num_layers=layers, bidirectional=bidirectional)
         ours.load_state_dict(theirs.state_dict())
     return ours, theirs
-
-
-def _tier_row(case, times):
-    """The "[reference tier]" row from interleaved times [fast, reference, torch (optional)]."""
-    fast, reference = times[0], times[1]
-    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
-            "torch_s": min(times[2]) if len(times) > 2 else None,
-            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
-                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
 
 
 def _step_fns(kind, T, B, D, H, layers=1, bidirectional=False, reference=False):
@@ -165,7 +156,7 @@ def run(quick):
         rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
                      "note": "float32" + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x"
                                           if reference else "")})
-        rows.append(_tier_row(case, times))
+        rows.append(reference_tier_row(case, times))
     floor = _matmul_floor(50, B, D, H)
     mine, reference = _step_fns("LSTM", 50, B, D, H)
     times = best_times([floor] + ([mine] if reference is None else [mine, reference]), repeat=repeat)
@@ -180,7 +171,7 @@ def run(quick):
     rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
                  "note": f"{min(times[0]) / 50 * 1e6:.1f} us per step"
                          + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x" if reference else "")})
-    rows.append(_tier_row(case, times))
+    rows.append(reference_tier_row(case, times))
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")
         rows.append({"case": "LSTM T=200 step, extra resident memory (MiB, not seconds)",

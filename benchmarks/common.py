@@ -81,6 +81,16 @@ def best_times(fns, repeat=7, warmup=1):
     return [min(bucket) for bucket in interleaved_times(fns, repeat, warmup)]
 
 
+def reference_tier_row(case, times):
+    """The "[reference tier]" row of a case from its interleaved times [fast, reference, torch (optional)]:
+    the reference tier against PyTorch, and in the note against the fast tier."""
+    fast, reference = times[0], times[1]
+    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
+            "torch_s": min(times[2]) if len(times) > 2 else None,
+            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
+                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
+
+
 def paired_ratio(mine, theirs):
     """The median over rounds of mine[i] / theirs[i], from two lists of ``interleaved_times``.
 
