@@ -38,7 +38,7 @@ import numpy
 from common import interleaved_times, paired_ratio, reference_tier_row, torch_or_none
 
 import bench_workloads as workloads                          # puts this checkout's minigrad first on the path
-from bench_workloads import LOSS_TOLERANCE, PAD_IDX, SEQ2SEQ, TRANSLATOR, update_steps
+from bench_workloads import PAD_IDX, SEQ2SEQ, TRANSLATOR, update_steps
 
 import minigrad  # noqa: E402
 from minigrad import functional as F, nn  # noqa: E402
@@ -346,8 +346,7 @@ def check_first_losses(steps, what):
     """Run each step once; the fast and the reference tier's first losses must both equal PyTorch's."""
     fast, reference, theirs = (step().item() for step in steps)
     for tier, ours in (("fast", fast), ("reference", reference)):
-        assert abs(ours - theirs) <= LOSS_TOLERANCE * max(1.0, abs(theirs)), \
-            f"{what}: the first-step losses differ: minigrad's {tier} tier {ours:.6f}, PyTorch {theirs:.6f}"
+        workloads.assert_same_loss(ours, theirs, what, f"'s {tier} tier")
     return theirs
 
 

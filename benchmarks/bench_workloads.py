@@ -393,10 +393,15 @@ def update_steps(torch, ours, theirs, loss_ours, loss_theirs, lr, clip=1.0, beta
 
 
 def _check_first_loss(mine, reference, what):
-    ours, theirs = mine().item(), reference().item()
-    assert abs(ours - theirs) <= LOSS_TOLERANCE * max(1.0, abs(theirs)), \
-        f"{what}: the first-step losses differ: minigrad {ours:.6f}, PyTorch {theirs:.6f}"
+    ours = mine().item()
+    assert_same_loss(ours, reference().item(), what)
     return ours
+
+
+def assert_same_loss(ours, theirs, what, tier=""):
+    """minigrad's loss equals PyTorch's within LOSS_TOLERANCE (relative), else AssertionError naming both."""
+    assert abs(ours - theirs) <= LOSS_TOLERANCE * max(1.0, abs(theirs)), \
+        f"{what}: the first-step losses differ: minigrad{tier} {ours:.6f}, PyTorch {theirs:.6f}"
 
 
 def char_lm_pair(torch, cell, N, T, H):
