@@ -37,19 +37,21 @@ def _array(tensor):
     return None if tensor is None else tensor._data
 
 
+def _attention_parameters(attention):
+    """A MultiheadAttention's packed projection and output projection (biases None when absent)."""
+    return (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight, attention.out_proj.bias)
+
+
 def _parameters(layer):
     """Every parameter the fast path reads (None where the layer has none, as a bias=False one)."""
-    attention = layer.self_attn
-    return (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight, attention.out_proj.bias,
-            layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias,
-            layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias)
+    return _attention_parameters(layer.self_attn) + (
+        layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias,
+        layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias)
 
 
 def _decoder_parameters(layer):
     """The decoder layer's: the encoder layer's, its attention to the memory and its third norm."""
-    attention = layer.multihead_attn
-    return _parameters(layer) + (attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight,
-                                 attention.out_proj.bias, layer.norm3.weight, layer.norm3.bias)
+    return _parameters(layer) + _attention_parameters(layer.multihead_attn) + (layer.norm3.weight, layer.norm3.bias)
 
 
 def _fits(layer, x, attentions, dropouts):
