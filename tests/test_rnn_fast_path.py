@@ -138,6 +138,7 @@ def test_language_model_and_seq2seq_decode_on_the_fast_path(spy):
             numpy.testing.assert_array_equal(fast.numpy(), ordinary.detach().numpy())
             tokens = minigrad.tensor(fast.numpy().argmax(axis=1))
 
+
 def test_fast_path_runs_only_when_nothing_can_tell_the_difference():
     layer = _layer("LSTM", num_layers=2)
     x = minigrad.randn(3, 2, D, dtype=minigrad.float64)
