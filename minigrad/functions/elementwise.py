@@ -94,7 +94,7 @@ class ReLU(Function):
     def forward(ctx, x):
         xp = backend.array_module(x)
         y = xp.zeros_like(x)
-        xp.maximum(y, x, out=y)            # y = max(0, x): -inf gives 0, NaN stays NaN, -0 stays -0 (as PyTorch)
+        xp.maximum(y, x, out=y)            # y = max(0, x): -inf gives 0, NaN stays NaN, -0 stays -0 (on a GPU 0), as PyTorch
         ctx.save_for_backward(y)           # (max against zeros, not the number 0: NumPy's loop is 1.5-2x faster)
         return y
 
