@@ -2,7 +2,7 @@
 
 ``t._data`` is the backend array behind a tensor (NumPy on "cpu", CuPy on
 "cuda"); ``t.data`` is, as in PyTorch, a Tensor sharing that array, outside the
-graph; ``t.numpy()`` is the array on the host.  ``t.grad`` is a plain array of
+graph; ``t.numpy()`` is that array on the host.  ``t.grad`` is a plain array of
 the same shape, or None until a backward reaches ``t``.  Every operator and
 method below calls one Function from ``minigrad.functions``, or a helper in a
 module with one job; follow it with "go to definition" to read its forward and
@@ -194,8 +194,12 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     # ------------------------------------------------------------------ conversion
     def numpy(self):
-        """A NumPy copy of the data, on the host."""
-        return backend.to_numpy(self._data)
+        """The data as a NumPy array: on the CPU the tensor's own array, so writes to one show in
+        the other (as in PyTorch); a copy for a tensor that requires grad or lives on "cuda",
+        where PyTorch raises (TORCH_DIFFERENCES.md)."""
+        if self.requires_grad or self.device != "cpu":
+            return backend.to_numpy(self._data)
+        return self._data
 
     def item(self):
         if self._data.size != 1:

@@ -1,7 +1,7 @@
 """NumPy meets minigrad as it meets a CPU torch tensor (issue 18): a NumPy scalar or array on
 either side of an operator gives a Tensor, never an object array of 0-d Tensors; NumPy scalars, like
 Python numbers, never change a tensor's dtype; a 0-d tensor promotes as in PyTorch; np.asarray(t)
-is the array and np.exp(t) a Tensor.  Each case runs in both libraries and compares."""
+and t.numpy() are the array and np.exp(t) a Tensor.  Each case runs in both libraries and compares."""
 import numpy as np
 import pytest
 
@@ -110,6 +110,27 @@ def test_asarray_shares_memory_and_refuses_what_torch_refuses(device):
     if device != "cpu":
         with pytest.raises(TypeError, match=r"t\.cpu\(\)"):
             np.asarray(minigrad.tensor([1.0], device=device))
+
+
+@needs_torch
+def test_numpy_method_shares_memory_on_the_cpu_as_torchs(device):
+    """t.numpy() and t.detach().numpy() are the tensor's array in both libraries; minigrad's copy for a
+    tensor that requires grad or lives on a device is listed in TORCH_DIFFERENCES.md (torch raises)."""
+    for L in (minigrad, torch):
+        t = L.tensor([1.0, 2.0], device="cpu")
+        t.numpy()[0] = 5.0
+        w = L.tensor([1.0, 2.0], requires_grad=True, device="cpu")
+        w.detach().numpy()[1] = 7.0
+        assert t.tolist() == [5.0, 2.0] and w.tolist() == [1.0, 7.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        w.numpy()
+    w = minigrad.tensor([1.0, 2.0], requires_grad=True, device="cpu")
+    w.numpy()[0] = 9.0                                 # minigrad: a copy, the parameter is unchanged
+    assert w.tolist() == [1.0, 2.0]
+    if device != "cpu":
+        on_device = minigrad.tensor([1.0, 2.0], device=device)
+        on_device.numpy()[0] = 9.0                     # a copy on the host (torch: TypeError)
+        assert on_device.tolist() == [1.0, 2.0]
 
 
 @needs_torch
