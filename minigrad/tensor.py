@@ -193,10 +193,10 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         return self.dtype.kind == "f"
 
     # ------------------------------------------------------------------ conversion
-    def numpy(self):
+    def numpy(self, *, force=False):
         """The data as a NumPy array: on the CPU the tensor's own array, so writes to one show in
         the other (as in PyTorch); a copy for a tensor that requires grad or lives on "cuda",
-        where PyTorch raises (TORCH_DIFFERENCES.md)."""
+        where PyTorch raises unless ``force=True`` (TORCH_DIFFERENCES.md)."""
         if self.requires_grad or self.device != "cpu":
             return backend.to_numpy(self._data)
         return self._data

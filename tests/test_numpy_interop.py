@@ -126,7 +126,7 @@ def test_numpy_method_shares_memory_on_the_cpu_as_torchs(device):
         w.numpy()
     w = minigrad.tensor([1.0, 2.0], requires_grad=True, device="cpu")
     w.numpy()[0] = 9.0                                 # minigrad: a copy, the parameter is unchanged
-    assert w.tolist() == [1.0, 2.0]
+    assert w.tolist() == [1.0, 2.0] and w.numpy(force=True).tolist() == [1.0, 2.0]
     if device != "cpu":
         on_device = minigrad.tensor([1.0, 2.0], device=device)
         on_device.numpy()[0] = 9.0                     # a copy on the host (torch: TypeError)
