@@ -232,7 +232,8 @@ run.check(error < 1e-12, "matmul backward gives dout x^T and W^T dout")
 #   gradient (`h = h.detach()` between chunks of truncated BPTT) and reads values
 #   that must not grow the graph (`scores.detach().topk(1)` while decoding).
 # - `t.numpy()` (in PyTorch `t.detach().numpy()`): the values as a NumPy array,
-#   for printing, plotting and NumPy maths.
+#   for printing, plotting and NumPy maths.  On the CPU, as in PyTorch, it is the
+#   memory of `t.detach()`: writing into it changes the tensor (`.copy()` keeps them apart).
 # - `t.data`: an older spelling of `detach()` whose in-place changes the graph does
 #   not notice.  Old tutorials update weights with `p.data.add_(p.grad, alpha=-lr)`;
 #   the safe form is an optimizer, or `p -= lr * p.grad` inside `with minigrad.no_grad():`.
