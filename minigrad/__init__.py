@@ -34,12 +34,12 @@ from . import cuda
 from . import utils
 from .torch_compat import return_types
 from .torch_compat.ops import (
-    abs, add, allclose, amax, amin, argmax, argmin, argsort, bmm, chunk, clamp, clip, clone, cos, cumprod, cumsum,
-    detach, div, divide, dot, equal, exp, flatten, flip, floor_divide, gather, ger, index_select, is_tensor, isinf,
-    isnan, log, log_softmax, logsumexp, masked_fill, masked_select, matmul, max, maximum, mean, min, minimum, mm,
-    mul, multinomial, mv, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, relu, remainder,
-    repeat_interleave, reshape, roll, rsqrt, scatter, select, sigmoid, sign, sin, softmax, sort, sqrt, square,
-    squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, unbind, unsqueeze, var,
+    abs, add, allclose, amax, amin, argmax, argmin, argsort, bmm, ceil, chunk, clamp, clip, clone, cos, cumprod,
+    cumsum, detach, div, divide, dot, equal, exp, fix, flatten, flip, floor, floor_divide, gather, ger, index_select,
+    is_tensor, isinf, isnan, log, log_softmax, logsumexp, masked_fill, masked_select, matmul, max, maximum, mean,
+    min, minimum, mm, mul, multinomial, mv, narrow, neg, nonzero, norm, numel, outer, permute, pow, prod, relu,
+    remainder, repeat_interleave, reshape, roll, round, rsqrt, scatter, select, sigmoid, sign, sin, softmax, sort,
+    sqrt, square, squeeze, std, sub, sum, t, tanh, topk, transpose, tril, triu, trunc, unbind, unsqueeze, var,
 )
 from .torch_compat import absent as _absent
 

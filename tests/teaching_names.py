@@ -5,9 +5,10 @@ Gathered by reading the programs, not generated: the PyTorch tutorials (the 60-m
 char-RNN generation, seq2seq translation; word_language_model), d2l.ai's PyTorch chapters
 (preliminaries, linear and softmax regression from scratch and concise, MLP, RNN from scratch and
 concise, GRU/LSTM, seq2seq, attention, Transformer), the CS231n PyTorch notebook (assignment 2) and
-the CS224n assignments (parser, NMT with attention), nanoGPT / minGPT / makemore, and the Annotated
-Transformer.  tests/test_teaching_names.py checks each one: present in minigrad with PyTorch's
-arguments in PyTorch's order, or absent on purpose with an error that says what to use instead.
+the CS224n assignments (parser, NMT with attention), nanoGPT / minGPT / makemore, the Annotated
+Transformer, and the IMDB sentiment tutorials' binary accuracy, ``torch.round(torch.sigmoid(preds))``.
+tests/test_teaching_names.py checks each one: present in minigrad with PyTorch's arguments
+in PyTorch's order, or absent on purpose with an error that says what to use instead.
 
 Vision-only names (conv, pooling, batch norm) are listed where these programs use them, so that a
 learner who meets them sees why minigrad leaves them out.
@@ -20,6 +21,7 @@ from_numpy as_tensor is_tensor numel clone detach
 cat stack split chunk unbind reshape squeeze unsqueeze transpose permute flatten flip roll t
 matmul mm bmm mv dot outer einsum
 exp log sqrt rsqrt tanh sigmoid relu abs pow sin cos square sign softmax log_softmax
+round floor ceil trunc
 clamp clip max min maximum minimum argmax argmin amax amin sum mean prod std var norm logsumexp
 cumsum cumprod sort argsort topk where gather scatter index_select masked_fill masked_select nonzero
 tril triu repeat_interleave narrow select
@@ -39,6 +41,7 @@ to cpu cuda float double long int bool half type type_as is_floating_point new_z
 new_tensor
 sum mean max min amax amin argmax argmin std var norm prod logsumexp cumsum cumprod any all
 exp log sqrt rsqrt tanh sigmoid relu abs pow sin cos square sign clamp clip softmax log_softmax
+round floor ceil trunc
 add sub mul div neg matmul mm bmm mv dot outer eq ne lt le gt ge
 topk sort argsort gather scatter index_select masked_fill masked_select nonzero multinomial tril triu
 repeat_interleave isnan

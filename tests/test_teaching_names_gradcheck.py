@@ -38,6 +38,8 @@ AWAY = numpy.sign(VALUES) * numpy.where(numpy.abs(VALUES) < 0.5, 0.25, numpy.abs
     ("prod", lambda a: a.prod(1) + minigrad.prod(a[:2, :2]) * a.prod(axis=0, keepdims=True).sum()),
     ("remainder_sign", lambda a: ((a.abs() * 0.1 + 0.05) % 0.7) * minigrad.remainder(a * 0.1 + 0.5, 1.3) + a.sign() * a),
     ("tril_triu_", lambda a: (a * 1).tril_(-1) + (a * 2).triu_(1)),
+    ("round_floor_ceil_trunc", lambda a: (a.round() + minigrad.floor(a) * a.ceil()) * a + minigrad.trunc(a * 3)
+     + a.round(decimals=1) * minigrad.round(a * 10, decimals=-1)),
     ("smooth_l1_loss", lambda a: F.smooth_l1_loss(a, a.detach() * 0) + nn.SmoothL1Loss(beta=0.25)(a, a.detach() * 0)),
     ("huber_loss", lambda a: F.huber_loss(a, a.detach() * 0, reduction="sum", delta=0.5)),
 ])

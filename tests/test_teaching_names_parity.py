@@ -81,6 +81,9 @@ CASES = {
         L.prod(a, 1), a.prod(), a.prod(dim=0, keepdim=True), p.prod(axis=1), L.sign(a) * a, L.clone(a) * 2,
         L.detach(a) * 0 + a, (a * 1).tril_(), (a * 1).triu_(1), L.remainder(p, 0.7), (p * 3) % 0.7)),
     "parameter_list": ([normal(3, 2), normal(2, 2)], [], lambda L, w, v: _parameter_list_forward(L, w, v)),
+    "round_floor_ceil_trunc": ([normal(3, 4)], [], lambda L, a: (      # steps: zero gradient, as torch
+        L.round(a * 3) * a, (a * 3).floor() * a, L.ceil(a * 3) + a, L.trunc(a * 3), a.fix() * a,
+        (a * 30).round(decimals=1), L.round(a * 300, decimals=-1) * a, L.round(L.sigmoid(a * 9)) * a)),
 }
 
 
@@ -112,6 +115,10 @@ VALUE_CASES = {
                                                    L.as_tensor(i), L.as_tensor([1, 2]),
                                                    L.as_tensor(i, dtype=L.float64)),
     "index_of_a_tensor": lambda L, i, j: [[10, 20, 30, 40][j[0, 0]], list(range(L.tensor(3)))],
+    "rounding_integers": lambda L, i, j: (L.round(i), i.floor(), L.ceil(i), i.trunc()),
+    "rounding_halves_to_even": lambda L, i, j: (L.round(i / 2), (i / 2).round(), L.round(i / 20, decimals=1),
+                                                (i * 5.0).round(decimals=-1), L.floor(-(i / 2)), (i / 2).ceil(),
+                                                L.trunc(i / -4)),
 }
 
 
@@ -130,6 +137,20 @@ def test_values_match_torch(name):
             numpy.testing.assert_array_equal(mine.numpy(), reference.numpy())
         else:
             assert mine == reference
+
+
+def test_rounding_refuses_what_torch_refuses():
+    for L in (minigrad, torch):
+        with pytest.raises((TypeError, RuntimeError)):
+            L.round(L.tensor([True, False]))
+        with pytest.raises((TypeError, NotImplementedError)):
+            L.tensor([1, 2]).round(decimals=1)
+    with pytest.raises(TypeError, match=r"round: decimals=1 is not defined for an integer tensor.*x\.float\(\)"):
+        minigrad.tensor([1, 2]).round(decimals=1)
+    with pytest.raises(TypeError, match=r"floor: not defined for a bool tensor.*x\.float\(\)"):
+        minigrad.tensor([True]).floor()
+    with pytest.raises(TypeError, match="decimals must be an int"):
+        minigrad.tensor([1.5]).round(decimals=1.0)
 
 
 def test_nonzero_of_a_numpy_array_raises_in_both():

@@ -27,7 +27,7 @@ from .attention import ScaledDotProductAttention
 from .attention_fast import FastScaledDotProductAttention
 from .device import Cast, Clone, ToDevice
 from .dropout import Dropout
-from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Sigmoid, Sign, Sin, Tanh
+from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, Minimum, ReLU, Round, Sigmoid, Sign, Sin, Tanh
 from .embedding import Embedding
 from .gather import Gather, Scatter
 from .gelu import GELU

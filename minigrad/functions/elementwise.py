@@ -227,3 +227,34 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, dout):
         return (backend.array_module(dout).zeros_like(dout),)
+
+
+class Round(Function):
+    """y = round(x) (halves to even, as PyTorch), floor(x), ceil(x) or trunc(x), by ``mode``;
+    round with ``decimals`` d is round(x * 10^d) / 10^d (d < 0: round(x / 10^-d) * 10^-d, as PyTorch).
+    A step function: dy/dx = 0 (as PyTorch).  Integers are whole already: a copy."""
+
+    reads_input_values = False      # the gradient is zero whatever x was
+
+    @staticmethod
+    def forward(ctx, x, mode, decimals):
+        xp = backend.array_module(x)
+        if x.dtype.kind == "b":
+            raise TypeError(f"{mode}: not defined for a bool tensor (as in PyTorch): convert it first, x.float()")
+        if x.dtype.kind in "iu" and decimals != 0:
+            raise TypeError(f"round: decimals={decimals} is not defined for an integer tensor (as in PyTorch): "
+                            "convert it first, x.float()")
+        if x.dtype.kind in "iu":
+            return x.copy()
+        if mode == "round" and decimals > 0:
+            scale = x.dtype.type(10.0 ** decimals)
+            return xp.rint(x * scale) / scale
+        if mode == "round" and decimals < 0:
+            scale = x.dtype.type(10.0 ** -decimals)
+            return xp.rint(x / scale) * scale
+        rounding = {"round": xp.rint, "floor": xp.floor, "ceil": xp.ceil, "trunc": xp.trunc}[mode]
+        return rounding(x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (backend.array_module(dout).zeros_like(dout), None, None)

@@ -221,6 +221,25 @@ def sign(input):
     return _tensor(input).sign()
 
 
+def round(input, *, decimals=0):
+    return _tensor(input).round(decimals=decimals)
+
+
+def floor(input):
+    return _tensor(input).floor()
+
+
+def ceil(input):
+    return _tensor(input).ceil()
+
+
+def trunc(input):
+    return _tensor(input).trunc()
+
+
+fix = trunc
+
+
 def isnan(input):
     return input.isnan()
 

@@ -1,6 +1,6 @@
 """torch.Tensor's arithmetic beyond the operators, added for the teaching programs (issue 18):
 products of vectors (outer, dot, mv), running products and reductions (cumprod, prod, logsumexp),
-rounding division (div(rounding_mode=), //, %), sign, roll, isnan/isinf.  Each is one Function of
+rounding division (div(rounding_mode=), //, %), round/floor/ceil/trunc, sign, roll, isnan/isinf.  Each is one Function of
 ``minigrad.functions`` or a few Tensor operations (follow them with "go to definition").
 
 Tensor inherits this class, so these are Tensor methods; tensor.py holds the rest.
@@ -67,6 +67,26 @@ class MathMethods:
     def sign(self):
         """-1, 0 or 1 per element (zero gradient)."""
         return fn.Sign.apply(self)
+
+    def round(self, *, decimals=0):
+        """The nearest whole number, halves to even (or to ``decimals`` places), with zero gradient."""
+        if isinstance(decimals, bool) or not isinstance(decimals, int):
+            raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+        return fn.Round.apply(self, "round", decimals)
+
+    def floor(self):
+        """The largest whole number <= each element (zero gradient)."""
+        return fn.Round.apply(self, "floor", 0)
+
+    def ceil(self):
+        """The smallest whole number >= each element (zero gradient)."""
+        return fn.Round.apply(self, "ceil", 0)
+
+    def trunc(self):
+        """Each element rounded toward zero (zero gradient)."""
+        return fn.Round.apply(self, "trunc", 0)
+
+    fix = trunc
 
     def isnan(self):
         return autograd.Tensor._from_array(backend.array_module(self._data).isnan(self._data))
