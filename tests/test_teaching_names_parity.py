@@ -139,6 +139,19 @@ def test_values_match_torch(name):
             assert mine == reference
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rounding_at_halves_signed_zeros_nan_and_inf_is_torchs(dtype):
+    values = numpy.array([-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.5, 1.5, 2.5, 2.6, 1.234567, -7.891, 123.456,
+                          numpy.nan, numpy.inf, -numpy.inf], dtype=dtype)
+    rounded = {}
+    for L in (minigrad, torch):
+        x = L.tensor(values)
+        rounded[L] = [L.round(x), x.floor(), L.ceil(x), x.trunc(), L.round(x, decimals=2), x.round(decimals=-1)]
+    for ours, theirs in zip(rounded[minigrad], rounded[torch]):
+        numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())                      # NaN == NaN here
+        numpy.testing.assert_array_equal(numpy.signbit(ours.numpy()), numpy.signbit(theirs.numpy()))
+
+
 def test_rounding_refuses_what_torch_refuses():
     for L in (minigrad, torch):
         with pytest.raises((TypeError, RuntimeError)):
