@@ -152,6 +152,17 @@ def test_rounding_at_halves_signed_zeros_nan_and_inf_is_torchs(dtype):
         numpy.testing.assert_array_equal(numpy.signbit(ours.numpy()), numpy.signbit(theirs.numpy()))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_round_with_decimals_is_torchs_bit_for_bit(dtype):
+    """x * 10^d, rint, / 10^d in torch's order (d < 0: / and *), and float16 rounded in float32 as torch does."""
+    values = (numpy.random.default_rng(22).standard_normal(2000) * 50).astype(dtype)
+    for decimals in (-2, -1, 0, 1, 2, 3):
+        ours = minigrad.tensor(values).round(decimals=decimals)
+        theirs = torch.tensor(values).round(decimals=decimals)
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_rounding_refuses_what_torch_refuses():
     for L in (minigrad, torch):
         with pytest.raises((TypeError, RuntimeError)):

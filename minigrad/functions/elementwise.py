@@ -246,12 +246,11 @@ class Round(Function):
                             "convert it first, x.float()")
         if x.dtype.kind in "iu":
             return x.copy()
-        if mode == "round" and decimals > 0:
-            scale = x.dtype.type(10.0 ** decimals)
-            return xp.rint(x * scale) / scale
-        if mode == "round" and decimals < 0:
-            scale = x.dtype.type(10.0 ** -decimals)
-            return xp.rint(x / scale) * scale
+        if mode == "round" and decimals != 0:
+            work = x.astype("float32") if x.dtype == "float16" else x     # PyTorch rounds half in float32
+            scale = work.dtype.type(10.0 ** abs(decimals))
+            y = xp.rint(work * scale) / scale if decimals > 0 else xp.rint(work / scale) * scale
+            return y.astype(x.dtype, copy=False)
         rounding = {"round": xp.rint, "floor": xp.floor, "ceil": xp.ceil, "trunc": xp.trunc}[mode]
         return rounding(x)
 
