@@ -94,7 +94,7 @@ class ReLU(Function):
     def forward(ctx, x):
         xp = backend.array_module(x)
         y = xp.zeros_like(x)
-        xp.maximum(y, x, out=y)            # y = max(0, x): -inf gives 0, NaN stays NaN, -0 stays -0 (on a GPU 0), as PyTorch
+        xp.maximum(y, x, out=y)            # y = max(0, x): -inf -> 0, NaN stays, -0 stays -0 (0 on a GPU), as PyTorch
         ctx.save_for_backward(y)           # (max against zeros, not the number 0: NumPy's loop is 1.5-2x faster)
         return y
 
@@ -247,7 +247,7 @@ class Round(Function):
         if x.dtype.kind in "iu":
             return x.copy()
         if mode == "round" and decimals != 0:
-            work = x.astype("float32") if x.dtype == "float16" else x     # PyTorch rounds half in float32
+            work = x.astype("float32") if x.dtype == "float16" else x     # float16 in float32, as PyTorch
             scale = work.dtype.type(10.0 ** abs(decimals))
             y = xp.rint(work * scale) / scale if decimals > 0 else xp.rint(work / scale) * scale
             return y.astype(x.dtype, copy=False)

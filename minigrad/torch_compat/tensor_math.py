@@ -1,7 +1,8 @@
 """torch.Tensor's arithmetic beyond the operators, added for the teaching programs (issue 18):
 products of vectors (outer, dot, mv), running products and reductions (cumprod, prod, logsumexp),
-rounding division (div(rounding_mode=), //, %), round/floor/ceil/trunc, sign, roll, isnan/isinf.  Each is one Function of
-``minigrad.functions`` or a few Tensor operations (follow them with "go to definition").
+rounding division (div(rounding_mode=), //, %), round/floor/ceil/trunc, sign, roll, isnan/isinf.
+Each is one Function of ``minigrad.functions`` or a few Tensor operations (follow them with
+"go to definition").
 
 Tensor inherits this class, so these are Tensor methods; tensor.py holds the rest.
 """
