@@ -139,28 +139,21 @@ def test_values_match_torch(name):
             assert mine == reference
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_rounding_at_halves_signed_zeros_nan_and_inf_is_torchs(dtype):
-    values = numpy.array([-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.5, 1.5, 2.5, 2.6, 1.234567, -7.891, 123.456,
-                          numpy.nan, numpy.inf, -numpy.inf], dtype=dtype)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rounding_is_torchs_bit_for_bit(dtype):
+    """Halves to even, signed zeros, NaN, inf and 2000 random values: round with decimals -2..3 (x * 10^d,
+    rint, / 10^d in torch's order; d < 0: / and *; float16 in float32, as torch), floor, ceil, trunc."""
+    special = [-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.5, 1.5, 2.5, 2.6, 1.234567, -7.891, 123.456,
+               numpy.nan, numpy.inf, -numpy.inf]
+    values = numpy.concatenate([special, numpy.random.default_rng(22).standard_normal(2000) * 50]).astype(dtype)
     rounded = {}
     for L in (minigrad, torch):
         x = L.tensor(values)
-        rounded[L] = [L.round(x), x.floor(), L.ceil(x), x.trunc(), L.round(x, decimals=2), x.round(decimals=-1)]
+        rounded[L] = [L.round(x, decimals=d) for d in (-2, -1, 0, 1, 2, 3)] + [x.floor(), L.ceil(x), x.trunc()]
     for ours, theirs in zip(rounded[minigrad], rounded[torch]):
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
         numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())                      # NaN == NaN here
         numpy.testing.assert_array_equal(numpy.signbit(ours.numpy()), numpy.signbit(theirs.numpy()))
-
-
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_round_with_decimals_is_torchs_bit_for_bit(dtype):
-    """x * 10^d, rint, / 10^d in torch's order (d < 0: / and *), and float16 rounded in float32 as torch does."""
-    values = (numpy.random.default_rng(22).standard_normal(2000) * 50).astype(dtype)
-    for decimals in (-2, -1, 0, 1, 2, 3):
-        ours = minigrad.tensor(values).round(decimals=decimals)
-        theirs = torch.tensor(values).round(decimals=decimals)
-        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
-        numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_rounding_refuses_what_torch_refuses():
