@@ -149,7 +149,8 @@ def test_rounding_is_torchs_bit_for_bit(dtype):
     rounded = {}
     for L in (minigrad, torch):
         x = L.tensor(values)
-        rounded[L] = [L.round(x, decimals=d) for d in (-2, -1, 0, 1, 2, 3)] + [x.floor(), L.ceil(x), x.trunc()]
+        rounded[L] = [L.round(x, decimals=d) for d in (-2, -1, 0, 1, 2, 3)] + [x.floor(), L.ceil(x), x.trunc(),
+                                                                               x.round(decimals=numpy.int64(1))]
     for ours, theirs in zip(rounded[minigrad], rounded[torch]):
         assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
         numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())                      # NaN == NaN here

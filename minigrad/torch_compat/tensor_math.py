@@ -6,6 +6,8 @@ Each is one Function of ``minigrad.functions`` or a few Tensor operations (follo
 
 Tensor inherits this class, so these are Tensor methods; tensor.py holds the rest.
 """
+import numbers
+
 from .. import autograd, backend, composed
 from . import arguments, promotion
 from .. import functions as fn
@@ -71,9 +73,9 @@ class MathMethods:
 
     def round(self, *, decimals=0):
         """The nearest whole number, halves to even (or to ``decimals`` places), with zero gradient."""
-        if isinstance(decimals, bool) or not isinstance(decimals, int):
+        if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
             raise TypeError(f"round: decimals must be an int, got {decimals!r}")
-        return fn.Round.apply(self, "round", decimals)
+        return fn.Round.apply(self, "round", int(decimals))
 
     def floor(self):
         """The largest whole number <= each element (zero gradient)."""
