@@ -9,7 +9,7 @@ Cases (float32, loss = sum of the outputs, one forward and one backward):
     matmul floor      only the matmuls the LSTM's forward and backward must do, in NumPy:
                       the time no NumPy implementation can beat
     peak memory       extra resident memory of one T = 200 LSTM step, each library in a
-                      fresh process (the minigrad_s / torch_s columns then hold MiB)
+                      fresh process (the row's unit is MiB)
 
 Each timed case also runs on the reference tier (the layer built with ``reference=True``:
 minigrad/functions/rnn.py, a loop over rnn_steps.py's step functions, instead of
@@ -174,8 +174,9 @@ def run(quick):
     rows.append(reference_tier_row(case, times))
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")
-        rows.append({"case": "LSTM T=200 step, extra resident memory (MiB, not seconds)",
-                     "minigrad_s": ours, "torch_s": theirs, "note": "MiB, fresh process each"})
+        rows.append({"case": "LSTM T=200 step, extra resident memory (MiB)",
+                     "minigrad_s": ours, "torch_s": theirs, "unit": "MiB",
+                     "note": "fresh process each"})
     return rows
 
 

@@ -11,6 +11,7 @@ each dict one row of the table, with the keys
     minigrad_s  seconds for one run of the case in minigrad
     torch_s     seconds for the same case in PyTorch CPU, or None (torch missing)
     note        a short remark (units such as "per op", which optimizer), or ""
+    unit        (optional) what minigrad_s and torch_s hold when it is not seconds: "MiB"
 
 ``quick`` asks for fewer repeats (and may shrink sizes) so that a smoke run
 takes seconds.  Time minigrad and PyTorch in the same process, on the same

@@ -11,7 +11,7 @@ Suites are the modules ``benchmarks/bench_<name>.py`` named in SUITES below;
 a suite whose module does not exist yet is skipped with a note.  Each suite
 module defines
 
-    run(quick: bool) -> list[dict]     rows with keys case, minigrad_s, torch_s (or None), note
+    run(quick: bool) -> list[dict]     rows with keys case, minigrad_s, torch_s (or None), note (unit)
 
 (see common.py, which also holds ``best_time``: the minimum over repeats).
 The table goes to stdout and to benchmarks/results/<date>-<time>.md, headed
@@ -52,9 +52,12 @@ def rerun_without_slow_blas_settings():
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
-def format_seconds(seconds):
+def format_seconds(seconds, unit=None):
+    """A time in s, ms, µs or ns; a row with a ``unit`` (memory in "MiB") holds that instead."""
     if seconds is None:
         return "-"
+    if unit is not None:
+        return f"{seconds:.3g} {unit}"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
@@ -68,8 +71,8 @@ def table(rows):
         ratio = "-"
         if row.get("torch_s") and row.get("minigrad_s") is not None:
             ratio = f"{row['minigrad_s'] / row['torch_s']:.2f}x"
-        lines.append(f"| {row['suite']} | {row['case']} | {format_seconds(row.get('minigrad_s'))} | "
-                     f"{format_seconds(row.get('torch_s'))} | {ratio} | {row.get('note', '')} |")
+        lines.append(f"| {row['suite']} | {row['case']} | {format_seconds(row.get('minigrad_s'), row.get('unit'))} | "
+                     f"{format_seconds(row.get('torch_s'), row.get('unit'))} | {ratio} | {row.get('note', '')} |")
     return "\n".join(lines)
 
 
