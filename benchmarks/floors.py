@@ -19,7 +19,16 @@ PyTorch, in this process, interleaved (min over repeats of the calling thread's 
 The sequences follow minigrad/functions/rnn_fast.py (blocks 1-11 of its header: gate-major
 gates, one tanh for the four gates, slopes before the loop; the tiny LSTM's six calls a
 forward step and one product a backward step) and minigrad/functions/attention_fast.py
-(blocks of scores, P kept for the backward).
+(blocks of scores, P kept for the backward).  The stacked and bidirectional LSTM rows add one
+such floor per layer and direction.
+
+A second table is the reference tier's floor (issue 22 asks the reference tier within 1.5x of
+the fast tier): the plain step functions of rnn_steps.py alone, looped as functions/rnn.py
+loops them, with no Function, Tensor or module, against both tiers of the same layer.
+
+    plain steps / fast tier        above 1.5x: no change outside rnn_steps.py brings the
+                                   reference tier within 1.5x (it takes a step with fewer calls)
+    reference tier / plain steps   what the reference tier spends above its own NumPy calls
 """
 import argparse
 import os
@@ -202,6 +211,24 @@ def _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, 
         calls += 10
     step()
     return step, calls
+
+
+def stacked_lstm_floor(T, N, D, H, layers=1, directions=1):
+    """(step, calls): the floor of a stacked or bidirectional LSTM, each layer and direction one
+    ``lstm_floor`` (layer k > 0 reads directions * H features), plus the concatenation of a
+    bidirectional layer's two outputs (its backward takes views: no call)."""
+    floors = [lstm_floor(T, N, D if k < directions else directions * H, H, seed=k)
+              for k in range(layers * directions)]
+    outputs = [numpy.ones((T, N, H), F32) for _ in range(directions)]
+    concatenations = layers if directions > 1 else 0
+
+    def step():
+        for layer in range(layers):
+            for floor, _ in floors[layer * directions:(layer + 1) * directions]:
+                floor()
+            if directions > 1:
+                numpy.concatenate(outputs, axis=2)
+    return step, sum(calls for _, calls in floors) + concatenations
 
 
 # ----------------------------------------------------------------------------- attention
@@ -507,6 +534,77 @@ def _gate_matmuls_only(T, N, D, H):
     return step, 2 * T + 7
 
 
+# ----------------------------------------------------------------------------- the reference tier's floor
+
+class _Counted(numpy.ndarray):
+    """An array that counts the NumPy calls made on it: ufuncs (operators and ``@`` included) and
+    array functions (concatenate, ...).  Indexing and slicing are not counted."""
+    calls = 0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _Counted.calls += 1
+        inputs = [a.view(numpy.ndarray) if isinstance(a, _Counted) else a for a in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(a.view(numpy.ndarray) if isinstance(a, _Counted) else a for a in kwargs["out"])
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        return result.view(_Counted) if isinstance(result, numpy.ndarray) else result
+
+    def __array_function__(self, func, types, args, kwargs):
+        _Counted.calls += 1
+        return super().__array_function__(func, types, args, kwargs)
+
+
+def plain_steps_floor(kind, T, N, D, H, seed=0):
+    """(step, NumPy calls per step): the reference tier's own NumPy work, with nothing above it.
+
+    One forward + backward of functions/rnn.py's loops (``forward_steps``, ``backward_steps``)
+    over rnn_steps.py's step functions, called on plain arrays: what the reference sequence
+    Function runs, without the Function, the Tensors or the module.  Its calls are counted once,
+    on arrays that count them (``_Counted``), so the count follows the step functions as they are.
+    """
+    from minigrad.functions import rnn, rnn_steps
+    n_gates, step_forward, step_backward, options, n_states = {
+        "LSTM": (4, rnn_steps.lstm_step_forward, rnn_steps.lstm_step_backward, (), 2),
+        "GRU": (3, rnn_steps.gru_step_forward, rnn_steps.gru_step_backward, (True,), 1),
+        "RNN": (1, rnn_steps.rnn_step_forward, rnn_steps.rnn_step_backward, ("tanh",), 1),
+    }[kind]
+
+    def arrays(cls):
+        rng_arrays = numpy.random.default_rng(seed)
+
+        def normal(*shape):
+            return (rng_arrays.standard_normal(shape, dtype=F32) * 0.1).view(cls)
+        weights = (normal(n_gates * H, D), normal(n_gates * H, H), normal(n_gates * H), normal(n_gates * H))
+        return normal(T, N, D), [normal(N, H) for _ in range(n_states)], weights, numpy.ones((T, N, H), F32).view(cls)
+
+    def run(x, states, weights, dout):
+        _, finals, caches = rnn.forward_steps(step_forward, x, states, weights + options, None, False)
+        rnn.backward_steps(step_backward, caches, dout, [d * 0 for d in finals], None, False)
+
+    _Counted.calls = 0
+    run(*arrays(_Counted))
+    calls = _Counted.calls
+    plain = arrays(numpy.ndarray)
+    return (lambda: run(*plain)), calls
+
+
+def _reference_and_fast(kind, T, N, D, H):
+    """(reference tier step, fast tier step) of bench_rnn's row: the layer built each way."""
+    import bench_rnn
+    reference, _ = bench_rnn._step_fns(kind, T, N, D, H, reference=True)
+    fast, _ = bench_rnn._step_fns(kind, T, N, D, H)
+    return reference, fast
+
+
+REFERENCE_CASES = [
+    ("tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50", ("LSTM", 50, 1, 8, 8)),
+    ("lesson 4's size: LSTM, in 2, hidden 32, batch 32, T=50", ("LSTM", 50, 32, 2, 32)),
+    ("lesson 4's size: GRU, in 2, hidden 32, batch 32, T=50", ("GRU", 50, 32, 2, 32)),
+    ("lesson 4's size: RNN, in 2, hidden 32, batch 32, T=50", ("RNN", 50, 32, 2, 32)),
+    ("LSTM, in 128, hidden 256, batch 64, T=50 (within 1.5x)", ("LSTM", 50, 64, 128, 256)),
+]
+
+
 # ----------------------------------------------------------------------------- the table
 
 def _minigrad_and_torch(case):
@@ -517,8 +615,8 @@ def _minigrad_and_torch(case):
     torch = common.torch_or_none()
     kind, args = case
     if kind == "lstm":
-        T, N, D, H = args
-        return bench_rnn._step_fns("LSTM", T, N, D, H)
+        T, N, D, H, *stacking = args                                     # stacking: (layers, bidirectional)
+        return bench_rnn._step_fns("LSTM", T, N, D, H, *stacking)
     if kind == "mha":
         B, T = args
         return tuple(bench_attention._attention_pair(B, T, torch))
@@ -549,6 +647,10 @@ CASES = [
      ("lstm", (64, 8, 256, 256)), lambda: _matmuls_only(64, 8, 256, 256)),
     ("LSTM fwd+bwd, in 128, hidden 256, batch 64, T=50 (a row at ~1x)", ("lstm", (50, 64, 128, 256)),
      lambda: lstm_floor(50, 64, 128, 256)),
+    ("LSTM fwd+bwd, in 128, hidden 256, batch 64, T=50, 2 layers", ("lstm", (50, 64, 128, 256, 2, False)),
+     lambda: stacked_lstm_floor(50, 64, 128, 256, layers=2)),
+    ("LSTM fwd+bwd, in 128, hidden 256, batch 64, T=50, bidirectional", ("lstm", (50, 64, 128, 256, 1, True)),
+     lambda: stacked_lstm_floor(50, 64, 128, 256, directions=2)),
     ("MultiheadAttention fwd+bwd, batch 8, T=256, d 256, 8 heads", ("mha", (8, 256)), lambda: mha_floor(8, 256, 256, 8)),
     ("MultiheadAttention fwd+bwd, batch 8, T=1024, d 256, 8 heads", ("mha", (8, 1024)),
      lambda: mha_floor(8, 1024, 256, 8)),
@@ -607,6 +709,22 @@ def main():
               f"{'-' if theirs is None else f'{theirs * 1e3:.3g} ms'} | "
               f"{'-' if theirs is None else f'{times[0] / theirs:.2f}x'} | {times[1] / times[0]:.2f}x | "
               f"{times[0] / calls * 1e6:.2f} |", flush=True)
+    print()
+    print("The reference tier's floor (issue 22 asks it within 1.5x of the fast tier): rnn_steps.py's plain "
+          "step functions alone,\nlooped as functions/rnn.py loops them, against the reference tier and the fast "
+          "tier of the same layer.")
+    print()
+    print("| row | NumPy calls per step (plain steps) | plain steps alone | reference tier | fast tier |"
+          " plain steps / fast tier | reference tier / plain steps |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (kind, T, N, D, H) in REFERENCE_CASES:
+        if args.rows not in name:
+            continue
+        floor, calls = plain_steps_floor(kind, T, N, D, H)
+        reference, fast = _reference_and_fast(kind, T, N, D, H)
+        times = common.best_times([floor, reference, fast], repeat=3 if args.quick else 15)
+        print(f"| {name} | {calls / T:.0f} | {times[0] * 1e3:.3g} ms | {times[1] * 1e3:.3g} ms | "
+              f"{times[2] * 1e3:.3g} ms | {times[0] / times[2]:.2f}x | {times[1] / times[0]:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":
