@@ -91,6 +91,10 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      T = 50, hidden 8 / 16 / 24 / 32: +48% / +41% / +29% / +21%; hidden 48 even,
      64 20% slower, hence the threshold.)  Tiny LSTM (in 8, hidden 8, batch 1, T = 50)
      fwd+bwd with 10 and 11: 1.90x -> 1.00x PyTorch (quiet AMD EPYC, one thread).
+ 12. The one-sequence loops (10, 11) call the array's method, ``v.dot(m, out=v_next)``:
+     the module function ``xp.dot`` first dispatches through ``__array_function__``, about
+     0.2 of the 0.5 us such a call takes at these sizes (NumPy 2.4).  (Plain ``xp.dot``, A/B back to
+     back: tiny LSTM +6%, batch 1 in 32 hidden 32 +5%, hidden 64 +1.4%; AMD EPYC, one thread.)
 
 Size thresholds: the run length of block 3, batch 1 (block 10) and H <= 32 (block
 11); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
@@ -415,10 +419,10 @@ def _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         step_views += [(~mask[:, 0])[order], reads[:, u:u + H], reads[:, :2 * H], writes[:, :2 * H]]
     # one zip over views of all steps: a view per array and step, with no indexing in the loop
     for inputs, a, u_if, g_c, products, for_c, u_o, c, tc, u_o_tc, *padding in zip(*step_views):
-        xp.dot(inputs, w_step, out=a)                                   # a (a / 2 for i, f, o)
+        inputs.dot(w_step, out=a)                                       # a (a / 2 for i, f, o)
         xp.tanh(a, out=a)                                               # [u_o, u_i, u_f, g]
         xp.multiply(u_if, g_c, out=products)                            # [u_i g, u_f c_{t-1}]
-        xp.dot(for_c, halves, out=c)                                    # c_t = f c_{t-1} + i g
+        for_c.dot(halves, out=c)                                        # c_t = f c_{t-1} + i g
         xp.tanh(c, out=tc)
         xp.multiply(u_o, tc, out=u_o_tc)                                # h_t = (tc + u_o tc) / 2
         if padding:
@@ -477,7 +481,7 @@ def _lstm_rows_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     fc = products[:, 1]
     padded_steps = None if mask is None else ~mask                      # (T, N, 1): True at padded steps
     for t, prev, nxt in _steps(T, reverse):
-        xp.dot(hs[prev], w_rec_T, out=a)                                # h_{t-1} W_hh^T
+        hs[prev].dot(w_rec_T, out=a)                                    # h_{t-1} W_hh^T
         g_t = gates[t]
         xp.add(a_3d, projection[t], out=g_t)                            #   + x_t W_ih^T + b
         xp.tanh(g_t, out=g_t)
@@ -567,7 +571,7 @@ def _lstm_row_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
         xp.add(dc, dc_next, out=dc)                                     # dc = dc_next + dh * s_c
         xp.multiply(dc_group[t], dc_3d[t], out=dc_group[t])             # [dc_{t-1}, da_i, da_f, da_g]
         dc_next = dc_group[t][:, 0]
-        xp.dot(da_rows[t], w_hh, out=dh_next)                           # dh_{t-1} = da W_hh
+        da_rows[t].dot(w_hh, out=dh_next)                               # dh_{t-1} = da W_hh
         if padded is not None:
             dh_next += dh[:, 0] * padded[t]                             # a padded step passes dh through
     return dh_next, dc_next.copy()
@@ -624,7 +628,7 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
     V[0, H:2 * H] = dc_n[0]
     V[0, 2 * H] = 1
     for v, m, v_next in zip(V[:-1], M[order], V[1:]):                 # v_{t-1} = v_t M_t
-        xp.dot(v, m, out=v_next)
+        v.dot(m, out=v_next)
     v = V[:T] if reverse else V[:T][::-1]                               # (T, 2H + 1): v_t in time order
     dh = v[:, None, :H]                                                 # (T, 1, H)
     dc_in = v[:, None, H:2 * H]
