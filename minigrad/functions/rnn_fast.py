@@ -91,10 +91,14 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      T = 50, hidden 8 / 16 / 24 / 32: +48% / +41% / +29% / +21%; hidden 48 even,
      64 20% slower, hence the threshold.)  Tiny LSTM (in 8, hidden 8, batch 1, T = 50)
      fwd+bwd with 10 and 11: 1.90x -> 1.00x PyTorch (quiet AMD EPYC, one thread).
- 12. The one-sequence loops (10, 11) call the array's method, ``v.dot(m, out=v_next)``:
-     the module function ``xp.dot`` first dispatches through ``__array_function__``, about
-     0.2 of the 0.5 us such a call takes at these sizes (NumPy 2.4).  (Plain ``xp.dot``, A/B back to
-     back: tiny LSTM +6%, batch 1 in 32 hidden 32 +5%, hidden 64 +1.4%; AMD EPYC, one thread.)
+ 12. The one-sequence loops (10, 11) and the RNN's steps call the array's method,
+     ``v.dot(m, out=v_next)``: the module function ``xp.dot`` first dispatches through
+     ``__array_function__``, about 0.2 of the 0.5 us such a call takes at these sizes (NumPy
+     2.4), and the matmul ufunc (``xp.matmul``, ``@``) costs 0.5-0.7 us more than ``dot`` on
+     (N, H) x (H, H) with N*H ~ 1000.  (Plain ``xp.dot``, A/B back to back: tiny LSTM +6%,
+     batch 1 in 32 hidden 32 +5%, hidden 64 +1.4%; the RNN with ``matmul`` and ``@``: lesson 4's
+     size (batch 32, hidden 32) +10%, batch 4 hidden 64 +14%, the rnn suite's even; the GRU's
+     two ``@`` in its backward steps gained under 2% and stay; AMD EPYC, one thread.)
 
 Size thresholds: the run length of block 3, batch 1 (block 10) and H <= 32 (block
 11); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
@@ -290,7 +294,7 @@ class FastRNNFunction(Function):
         padded_steps = None if mask is None else ~mask                 # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
-            xp.matmul(hs[prev], w_hh_T, out=h)                         # a = h_{t-1} W_hh^T
+            hs[prev].dot(w_hh_T, out=h)                                # a = h_{t-1} W_hh^T (block 12)
             h += xw[t]                                                 #   + x_t W_ih^T + b
             if nonlinearity == "tanh":
                 xp.tanh(h, out=h)
@@ -325,7 +329,7 @@ class FastRNNFunction(Function):
             dh = dout[t] + dh_next
             da = dA[t]
             da *= dh                                                   # da_t = dh * f'(a_t)
-            dh_next = da @ w_hh                                        # dh_{t-1} = da_t W_hh
+            dh_next = da.dot(w_hh)                                     # dh_{t-1} = da_t W_hh
             if mask is not None:
                 dh_next += dh * padded[t]                              # a padded step passes dh through
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA[None], x, h_prev, w_ih, first=2)
