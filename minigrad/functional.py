@@ -295,6 +295,8 @@ def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
     same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
+    same_dtype("rnn", RuntimeError, input=x, h0=h0, weight_hh=weight_hh,     # and RuntimeError here
+               bias_ih=bias_ih, bias_hh=bias_hh)
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.RNNFunction if reference else fn.FastRNNFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, nonlinearity)
@@ -309,6 +311,8 @@ def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=No
     and lstm_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
     same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
+    same_dtype("lstm", RuntimeError, input=x, h0=h0, c0=c0, weight_hh=weight_hh,     # and RuntimeError here
+               bias_ih=bias_ih, bias_hh=bias_hh)
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.LSTMFunction if reference else fn.FastLSTMFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse)
@@ -324,6 +328,8 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     and gru_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
     same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
+    same_dtype("gru", RuntimeError, input=x, h0=h0, weight_hh=weight_hh,     # and RuntimeError here
+               bias_ih=bias_ih, bias_hh=bias_hh)
     mask = lengths_mask(lengths, x.shape[0], x.shape[1], x.device) if x.ndim == 3 else None
     function = fn.GRUFunction if reference else fn.FastGRUFunction   # the tier: the same numbers, read or fast
     return function.apply(x, h0, weight_ih, weight_hh, bias_ih, bias_hh, mask, reverse, reset_after)

@@ -215,3 +215,29 @@ def test_cell_errors():
         nn.LSTMCell(3, 4)(minigrad.randn(2, 5))
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
+
+
+@pytest.mark.parametrize("kind", ["rnn_tanh", "lstm", "gru"])
+@pytest.mark.parametrize("odd_one", ["weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "h0", "c0"])
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_a_float64_weight_or_state_beside_float32_input_is_refused_as_in_pytorch(kind, odd_one, grad_mode):
+    """torch raises a RuntimeError for each (self and mat2 must have the same dtype, ...); minigrad
+    named only input and weight_ih before, and on the fast tier h_{t-1} W_hh^T then failed with NumPy's
+    words, or a float64 h0 was quietly cast.  The no_grad fast path must not skip the check either."""
+    if odd_one == "c0" and kind != "lstm":
+        pytest.skip("only the LSTM has a cell state")
+    layer = _module(kind, 3, 4)
+    x = minigrad.randn(5, 2, 3)
+    state = minigrad.zeros(1, 2, 4, dtype=f64 if odd_one == "h0" else minigrad.float32)
+    cell = minigrad.zeros(1, 2, 4, dtype=f64 if odd_one == "c0" else minigrad.float32)
+    hx = (state, cell) if kind == "lstm" else state
+    if odd_one.endswith("l0"):
+        parameter = getattr(layer, odd_one)
+        parameter.data = parameter.data.double()
+    for reference in (False, True):
+        layer.reference = reference
+        with minigrad.set_grad_enabled(grad_mode):
+            with pytest.raises(RuntimeError, match=rf"{kind[:4].rstrip('_')}: expected the same dtype, got input "
+                                                   rf"float32, .*{odd_one[:-3] if odd_one.endswith('l0') else odd_one} "
+                                                   r"float64.*Cast one side"):
+                layer(x, hx)

@@ -13,8 +13,9 @@ the ordinary forward, 30 us of it the Function).  Figures: benchmarks/results/20
 
 When it runs (``applies``): the fast tier (``reference=False``: the reference is the code a student
 steps through), no dropout between layers (eval mode, or dropout 0, or one layer), an input with
-T > 0 steps and N > 0 sequences, every parameter of the input's array type (device) and dtype, and
-no gradient wanted: grad mode off, or nothing (input, initial states, parameters) requires grad.
+T > 0 steps and N > 0 sequences, every parameter and initial state of the input's array type
+(device) and dtype, and no gradient wanted: grad mode off, or nothing (input, initial states,
+parameters) requires grad.
 Anything else takes the ordinary forward.
 """
 from .. import autograd, backend
@@ -47,8 +48,9 @@ def applies(module, function, input, states):
         return False                            # no steps or no sequences
     data = input._data
     for state in states:
-        if state is not None and (not isinstance(state, autograd.Tensor) or type(state._data) is not type(data)):
-            return False                        # an array, or another device: the ordinary forward's case
+        if state is not None and (not isinstance(state, autograd.Tensor) or type(state._data) is not type(data)
+                                  or state._data.dtype != data.dtype):
+            return False                        # an array, another device or dtype: the ordinary forward's case
     return no_gradient_wanted(data, _parameters(module), (input,) + tuple(states))
 
 
