@@ -241,3 +241,20 @@ def test_a_float64_weight_or_state_beside_float32_input_is_refused_as_in_pytorch
                                                    rf"float32, .*{odd_one[:-3] if odd_one.endswith('l0') else odd_one} "
                                                    r"float64.*Cast one side"):
                 layer(x, hx)
+
+
+@pytest.mark.parametrize("kind", ["RNNCell", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("odd_one", ["weight_hh", "bias_ih", "bias_hh", "hx", "cx"])
+def test_a_cell_refuses_a_float64_weight_or_state_beside_float32_input_as_pytorch_does(kind, odd_one):
+    if odd_one == "cx" and kind != "LSTMCell":
+        pytest.skip("only the LSTM cell has a cell state")
+    cell = getattr(nn, kind)(3, 4)
+    x = minigrad.randn(2, 3)
+    hx = minigrad.zeros(2, 4, dtype=f64 if odd_one == "hx" else minigrad.float32)
+    cx = minigrad.zeros(2, 4, dtype=f64 if odd_one == "cx" else minigrad.float32)
+    if odd_one.startswith(("weight", "bias")):
+        parameter = getattr(cell, odd_one)
+        parameter.data = parameter.data.double()
+    with pytest.raises(RuntimeError, match=rf"{kind}: expected the same dtype, got input float32, .*{odd_one} "
+                                           r"float64.*Cast one side"):
+        cell(x, (hx, cx) if kind == "LSTMCell" else hx)

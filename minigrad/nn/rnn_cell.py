@@ -50,7 +50,8 @@ class _CellBase(Module):
             if tuple(state.shape) != (x.shape[0], self.hidden_size):
                 raise ValueError(f"{name}: expected a state of shape (N, hidden_size) = "
                                  f"({x.shape[0]}, {self.hidden_size}), got {tuple(state.shape)}")
-        same_dtype(name, input=x, weight_ih=self.weight_ih)
+        same_dtype(name, input=x, weight_ih=self.weight_ih, weight_hh=self.weight_hh, bias_ih=self.bias_ih,
+                   bias_hh=self.bias_hh, **dict(zip(("hx", "cx"), states)))     # PyTorch raises for each
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
