@@ -651,6 +651,8 @@ CASES = [
      lambda: stacked_lstm_floor(50, 64, 128, 256, layers=2)),
     ("LSTM fwd+bwd, in 128, hidden 256, batch 64, T=50, bidirectional", ("lstm", (50, 64, 128, 256, 1, True)),
      lambda: stacked_lstm_floor(50, 64, 128, 256, directions=2)),
+    ("lesson 4's LSTM: nn.LSTM(2, 32) fwd+bwd, batch 32, T=50 (the lessons suite's adding problem)",
+     ("lstm", (50, 32, 2, 32)), lambda: lstm_floor(50, 32, 2, 32)),
     ("MultiheadAttention fwd+bwd, batch 8, T=256, d 256, 8 heads", ("mha", (8, 256)), lambda: mha_floor(8, 256, 256, 8)),
     ("MultiheadAttention fwd+bwd, batch 8, T=1024, d 256, 8 heads", ("mha", (8, 1024)),
      lambda: mha_floor(8, 1024, 256, 8)),
