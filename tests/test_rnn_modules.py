@@ -236,8 +236,8 @@ def test_a_float64_weight_or_state_beside_float32_input_is_refused_as_in_pytorch
     for reference in (False, True):
         layer.reference = reference
         with minigrad.set_grad_enabled(grad_mode):
-            with pytest.raises(RuntimeError, match=rf"{kind[:4].rstrip('_')}: expected the same dtype, got input "
-                                                   rf"float32, .*{odd_one[:-3] if odd_one.endswith('l0') else odd_one} "
+            op, name = kind.split("_")[0], odd_one.removesuffix("_l0")         # rnn_tanh -> rnn; weight_hh_l0 -> weight_hh
+            with pytest.raises(RuntimeError, match=rf"{op}: expected the same dtype, got input float32, .*{name} "
                                                    r"float64.*Cast one side"):
                 layer(x, hx)
 

@@ -41,17 +41,17 @@ class _CellBase(Module):
     def _zeros(self, x):
         return zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
 
-    def _check(self, x, *states):
+    def _check(self, x, hx, cx=None):
         name = type(self).__name__
         if x.ndim != 2 or x.shape[1] != self.input_size:
             raise ValueError(f"{name}: expected input of shape (N, input_size) = "
                              f"(N, {self.input_size}), got {x.shape}")
-        for state in states:
-            if tuple(state.shape) != (x.shape[0], self.hidden_size):
+        for state in (hx, cx):
+            if state is not None and tuple(state.shape) != (x.shape[0], self.hidden_size):
                 raise ValueError(f"{name}: expected a state of shape (N, hidden_size) = "
                                  f"({x.shape[0]}, {self.hidden_size}), got {tuple(state.shape)}")
         same_dtype(name, input=x, weight_ih=self.weight_ih, weight_hh=self.weight_hh, bias_ih=self.bias_ih,
-                   bias_hh=self.bias_hh, **dict(zip(("hx", "cx"), states)))     # PyTorch raises for each
+                   bias_hh=self.bias_hh, hx=hx, cx=cx)                         # PyTorch raises for each
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
