@@ -16,9 +16,9 @@ PyTorch, in this process, interleaved (min over repeats of the calling thread's 
     minigrad / floor     what minigrad spends above the NumPy calls it makes
                          (autograd, Tensors, modules, allocation of fresh arrays)
 
-The sequences follow minigrad/functions/rnn_fast.py (blocks 1-11 of its header: gate-major
-gates, one tanh for the four gates, slopes before the loop; the tiny LSTM's six calls a
-forward step and one product a backward step) and minigrad/functions/attention_fast.py
+The sequences follow minigrad/functions/rnn_fast.py (blocks 1-13 of its header: gate-major
+gates, one tanh for the four gates, slopes before the loop, column blocks for the products;
+the tiny LSTM's six calls a forward step and one product a backward step) and minigrad/functions/attention_fast.py
 (blocks of scores, P kept for the backward).  The stacked and bidirectional LSTM rows add one
 such floor per layer and direction.
 
@@ -41,6 +41,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]
 import numpy  # noqa: E402
 
 import common  # noqa: E402
+from minigrad.functions.rnn_fast import _column_width  # noqa: E402
 
 F32 = numpy.float32
 
@@ -73,6 +74,17 @@ def lstm_floor(T, N, D, H, seed=0):
     i, f, g, o = gates
     dh_parts = numpy.empty((4, N, H), F32)
     G_t = [G[:, t] for t in range(T)]
+    width = _column_width(N, H, T)                                       # column blocks (block 13)
+    nb = H // width
+    products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_t, gates
+    w_blocks = w_hh.reshape(4, H, H)
+    if nb > 1:
+        products = numpy.empty((4 * nb, N, width), F32)
+        products_by_gate = products.reshape(4, nb, N, width).transpose(0, 2, 1, 3)
+        G_by_gate = [G_t[t].reshape(4, N, nb, width) for t in range(T)]
+        gates_by_gate = gates.reshape(4, N, nb, width)
+        w_blocks = numpy.ascontiguousarray(w_blocks.reshape(4, H, nb, width).transpose(0, 2, 1, 3))
+        dh_parts = numpy.empty((4, nb, N, width), F32)
     hs_t, cs_t = list(hs), list(cs)
     i_all, f_all, g_all, o_all = G
     calls = 0
@@ -86,9 +98,12 @@ def lstm_floor(T, N, D, H, seed=0):
         G[...] = projection.reshape(4, T, N, H)
         w_rec = numpy.ascontiguousarray((w_hh * half_rows[:, None]).reshape(4, H, H).transpose(0, 2, 1))
         calls = 7
+        if nb > 1:
+            w_rec = numpy.ascontiguousarray(w_rec.reshape(4, H, nb, width).transpose(0, 2, 1, 3)).reshape(4 * nb, H, width)
+            calls += 1
         for t in range(T):
-            numpy.matmul(hs_t[t], w_rec, out=gates)
-            numpy.add(gates, G_t[t], out=gates)
+            numpy.matmul(hs_t[t], w_rec, out=products)
+            numpy.add(products_by_gate, G_by_gate[t], out=gates_by_gate)
             numpy.tanh(gates, out=gates)
             numpy.multiply(gates, half, out=gates)
             numpy.add(gates, shift, out=gates)
@@ -117,10 +132,15 @@ def lstm_floor(T, N, D, H, seed=0):
             dc = dc_next + dh * slope_c[t]
             da[:3] *= dc
             da[3] *= dh
-            numpy.matmul(da, w_hh.reshape(4, H, H), out=dh_parts)
-            dh_next = dh_parts.sum(axis=0)
+            if nb == 1:
+                numpy.matmul(da, w_blocks, out=dh_parts)
+                dh_next = dh_parts.sum(axis=0)
+            else:
+                numpy.matmul(da[:, None], w_blocks, out=dh_parts)
+                dh_next = numpy.empty((N, H), F32)
+                numpy.sum(dh_parts, axis=0, out=dh_next.reshape(N, nb, width).transpose(1, 0, 2))
             dc_next = dc * f_run[t]
-        calls += 2 + 8 * T
+        calls += 2 + (8 if nb == 1 else 9) * T
         dA = G.reshape(4, T * N, H)
         w_ih_k = w_ih.reshape(4, H, D)
         dx = dA[0] @ w_ih_k[0]

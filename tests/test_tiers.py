@@ -16,6 +16,7 @@ import minigrad
 from minigrad import functional as F
 from minigrad import functions as fn
 from minigrad import nn
+from minigrad.functions import rnn_fast
 
 f64 = minigrad.float64
 KINDS = ["rnn_tanh", "rnn_relu", "lstm", "gru", "gru_before"]
@@ -170,6 +171,30 @@ def test_lstm_equal_around_its_layout_thresholds(T, N, H, dtype):
         padded = None if lengths is None else ([max(1, T - 2)] + [T] * (N - 1))
         _compare(*_on_both_tiers(_functional("lstm", T, N, 3, H, bias, initial, padded, reverse, "cpu", dtype)),
                  tolerance)
+
+
+# (T, N, H) -> the fast LSTM's column block width (rnn_fast.py block 13: N H width <= 2^19, width >= 32)
+COLUMN_WIDTHS = {(3, 8, 256): 256, (3, 9, 256): 128, (3, 32, 128): 128, (3, 33, 128): 64,
+                 (2, 64, 256): 32, (2, 65, 256): 256, (3, 60, 100): 50, (1, 9, 256): 256}
+
+
+def test_lstm_column_widths_are_the_ones_the_threshold_tests_cross():
+    assert {size: rnn_fast._column_width(size[1], size[2], size[0]) for size in COLUMN_WIDTHS} == COLUMN_WIDTHS
+
+
+@pytest.mark.parametrize("T, N, H", list(COLUMN_WIDTHS))
+def test_lstm_equal_around_its_column_block_threshold(T, N, H):
+    """The fast LSTM splits its per-step products into column blocks by size (rnn_fast.py block 13):
+    float32 and float64, lengths and reverse, on both sides of the threshold, T = 1 included."""
+    for dtype, tolerance in ((f64, 1e-10), (minigrad.float32, 1e-4)):
+        for reverse, lengths in ((False, None), (True, "padded")):
+            padded = None if lengths is None else [max(1, T - 1)] * (N // 2) + [T] * (N - N // 2)
+            _compare(*_on_both_tiers(_functional("lstm", T, N, 3, H, True, True, padded, reverse, "cpu", dtype)),
+                     tolerance)
+
+
+def test_lstm_column_blocks_on_the_strict_device():
+    _compare(*_on_both_tiers(_functional("lstm", 3, 9, 2, 256, True, True, [3, 2] * 4 + [1], True, "strict")))
 
 
 @pytest.mark.parametrize("kind", KINDS)

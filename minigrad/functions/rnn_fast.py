@@ -99,10 +99,22 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      batch 1 in 32 hidden 32 +5%, hidden 64 +1.4%; the RNN with ``matmul`` and ``@``: lesson 4's
      size (batch 32, hidden 32) +10%, batch 4 hidden 64 +14%, the rnn suite's even; the GRU's
      two ``@`` in its backward steps gained under 2% and stay; AMD EPYC, one thread.)
+ 13. Column blocks for the LSTM's per-step products (gate-major, T > 1): h_{t-1} W_hh,k^T and
+     da_k W_hh,k are split into products with ``width`` columns each, the widest H / 2^k >= 32
+     with N H width <= 2^19 multiply-adds (none when even 32 is wider, or H fits whole).  OpenBLAS
+     (its SkylakeX kernels, used on AVX-512 Intel and AMD alike) runs such products without
+     packing its operands first, which at a few rows costs as much as the arithmetic: (32, 256) x
+     (256, 1024) 176 -> 150 us forward, 194 -> 143 us backward, in blocks of 64 columns.  The
+     forward's add of x_t W_ih,k^T reads the blocks through a view, so no NumPy call is added;
+     the backward sums the gates' parts into the columns of dh.  (Whole products, A/B in one
+     process, benchmarks/ab_column_blocks.py: char LM size (batch 32, in 32, hidden 256) T = 64
+     / 128 +9% / +5%, batch 16 hidden 256 +9-19%, batch 32 hidden 512 +7%, the rnn suite's
+     (batch 64, hidden 256) +2-3%; Intel Xeon (Sapphire Rapids), one thread.)
 
-Size thresholds: the run length of block 3, batch 1 (block 10) and H <= 32 (block
-11); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
-batch 1 and 2; hidden 4, 16, 32, 33, 64; every option, float64 and float32).
+Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
+11) and the column width (block 13); tests/test_tiers.py runs sizes on both sides of each
+(runs of 8 and 4 steps; batch 1 and 2; hidden 4, 16, 32, 33, 64; batch 8 and 9 at hidden 256,
+32 and 33 at hidden 128, 64 and 65 at hidden 256; every option, float64 and float32).
 Issue 19 had removed three older one-sequence layouts (no lesson ran batch 1);
 issue 22 asks the tiny LSTM to reach PyTorch, and blocks 10 and 11 do it with fewer
 calls than those had.
@@ -211,12 +223,41 @@ def _recurrent_operand(xp, w_T, T, N):
     return w_T if T == 1 or N == 1 else xp.ascontiguousarray(w_T)
 
 
-def _recurrent_grad(xp, da, w_hh, parts):
-    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H): a batched matmul per gate
-    into ``parts`` (n_gates, N, H), and their sum."""
-    n_gates, N, H = da.shape
-    xp.matmul(da, w_hh.reshape(n_gates, H, H), out=parts)
-    return parts.sum(axis=0)
+BLOCK_PRODUCT = 1 << 19     # multiply-adds of one column block's product, at most (block 13)
+
+
+def _column_width(N, H, T):
+    """Width of the column blocks of the LSTM's per-step products (block 13): H, or the widest
+    H / 2^k >= 32 whose (N, H) x (H, width) product has at most BLOCK_PRODUCT multiply-adds;
+    H for one step (T = 1, no loop to pay back the copy) and when even 32 is wider (large
+    products run best whole)."""
+    width = H
+    while N * H * width > BLOCK_PRODUCT and width % 2 == 0 and width // 2 >= 32:
+        width //= 2
+    return width if T > 1 and N * H * width <= BLOCK_PRODUCT else H
+
+
+def _column_blocks(xp, w, width):
+    """(n_gates, H, H) -> (n_gates, H // width, H, width), contiguous: block j of matrix k is
+    w[k, :, j * width:(j + 1) * width], its columns j * width .. (block 13)."""
+    n_gates, rows, columns = w.shape
+    blocks = w.reshape(n_gates, rows, columns // width, width).transpose(0, 2, 1, 3)
+    return xp.ascontiguousarray(blocks)
+
+
+def _recurrent_grad(xp, da, w_blocks, parts):
+    """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H): a batched matmul into
+    ``parts`` and their sum over k.  With column blocks (block 13), w_blocks is
+    (n_gates, nb, H, width) and parts (n_gates, nb, N, width); the sum is written into an (N, H)
+    array.  Without, w_blocks is W_hh (n_gates, H, H) and parts (n_gates, N, H)."""
+    if parts.ndim == 3:
+        xp.matmul(da, w_blocks, out=parts)
+        return parts.sum(axis=0)
+    n_gates, nb, N, width = parts.shape
+    xp.matmul(da[:, None], w_blocks, out=parts)
+    dh = xp.empty((N, nb * width), dtype=parts.dtype)
+    xp.sum(parts, axis=0, out=dh.reshape(N, nb, width).transpose(1, 0, 2))
+    return dh
 
 
 def _input_grad(xp, dA, w_ih):
@@ -662,13 +703,22 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
     gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
     i, f, g, o = gates
+    products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_steps, gates
+    width = _column_width(N, H, T)                                  # block 13: column blocks
+    if width < H:
+        nb = H // width
+        w_rec = _column_blocks(xp, w_rec, width).reshape(4 * nb, H, width)
+        products = xp.empty((4 * nb, N, width), dtype=x.dtype)
+        products_by_gate = products.reshape(4, nb, N, width).transpose(0, 2, 1, 3)   # (4, N, nb, width)
+        G_by_gate = G_steps.reshape(T, 4, N, nb, width)
+        gates_by_gate = gates.reshape(4, N, nb, width)
     ig = xp.empty((N, H), dtype=x.dtype)
     tanh_c = xp.empty((N, H), dtype=x.dtype)
     padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
     for t, prev, nxt in _steps(T, reverse):
         # block 8: out= calls, each a NumPy call fewer than the plain expression
-        xp.matmul(hs[prev], w_rec, out=gates)                       # h_{t-1} W_hh,k^T for each gate k
-        xp.add(gates, G_steps[t], out=gates)                        #   + x_t W_ih,k^T + b_k
+        xp.matmul(hs[prev], w_rec, out=products)                    # h_{t-1} W_hh,k^T for each gate k
+        xp.add(products_by_gate, G_by_gate[t], out=gates_by_gate)   #   + x_t W_ih,k^T + b_k
         xp.tanh(gates, out=gates)
         xp.multiply(gates, half, out=gates)
         xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
@@ -702,7 +752,12 @@ def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
         f_carry = G[1] * valid + padded                             # a padded step passes dc through
     dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
     dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
-    dh_parts = xp.empty((4, dout.shape[1], H), dtype=x.dtype)
+    N = dout.shape[1]
+    w_blocks, dh_parts = w_hh.reshape(4, H, H), xp.empty((4, N, H), dtype=x.dtype)
+    width = _column_width(N, H, x.shape[0])                         # block 13: column blocks
+    if width < H:
+        w_blocks = _column_blocks(xp, w_blocks, width)              # (4, nb, H, width)
+        dh_parts = xp.empty((4, H // width, N, width), dtype=x.dtype)
     dh_next, dc_next = dh_n, dc_n
     for lo, hi, run in _step_runs(list(reversed(_steps(x.shape[0], ctx.reverse))), *dh_n.shape):
         # block 3: this run's slopes, from its gates (which dA[:, lo:hi] then overwrites)
@@ -725,7 +780,7 @@ def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
             dc = dc_next + dh * slope_c[t - lo]
             da[:3] *= dc                                            # da_i, da_f, da_g
             da[3] *= dh                                             # da_o
-            dh_next = _recurrent_grad(xp, da, w_hh, dh_parts)       # dh_{t-1} = sum_k da_k W_hh,k
+            dh_next = _recurrent_grad(xp, da, w_blocks, dh_parts)   # dh_{t-1} = sum_k da_k W_hh,k
             dc_next = dc * f_run[t - lo]                            # dc_{t-1} = dc * f
             if mask is not None:
                 dh_next += dh * padded[t]
