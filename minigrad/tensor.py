@@ -318,11 +318,12 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """
         autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    def _accumulate(self, grad):
-        """self.grad += grad, without writing into an array another tensor may share."""
+    def _accumulate(self, grad, owned=False):
+        """self.grad += grad, without writing into an array another tensor may share; ``grad`` itself
+        becomes the first .grad only if ``owned``: nothing else holds it (Function.new_gradients)."""
         grad = backend.ensure_array(grad)
         if self.grad is None:
-            self.grad = grad.copy()
+            self.grad = grad if owned else grad.copy()
         else:
             self.grad = self.grad + grad
 

@@ -196,3 +196,59 @@ def test_a_backward_returning_too_few_or_too_many_gradients_is_named(returned):
     with pytest.raises(GraphError, match=rf"backward of ScaleBy returned {returned} gradient\(s\), "
                                          r"but its forward takes 2 argument\(s\)"):
         ScaleBy.apply(x, w).sum().backward()
+
+
+# ------------------------------------------------------------------ new_gradients: .grad without a copy
+
+def _linear_gradients(monkeypatch, x_shape, bias):
+    """Run Linear forward + backward; return (returned gradients, douts, saved arrays, leaves)."""
+    seen = {}
+    backward = minigrad.functions.Linear.backward
+
+    def spy(ctx, dout):
+        grads = backward(ctx, dout)
+        seen.update(grads=grads, dout=dout, saved=ctx.saved_tensors)
+        return grads
+    monkeypatch.setattr(minigrad.functions.Linear, "backward", staticmethod(spy))
+    x = minigrad.randn(*x_shape, dtype=F64, requires_grad=True)
+    w = minigrad.randn(3, x_shape[-1], dtype=F64, requires_grad=True)
+    b = minigrad.randn(3, dtype=F64, requires_grad=True) if bias else None
+    (minigrad.nn.functional.linear(x, w, b) * 2.0).sum().backward()
+    return seen, x, w, b
+
+
+@pytest.mark.parametrize("x_shape, bias", [((4, 5), True), ((2, 4, 5), True), ((4, 5), False), ((1, 5), True)])
+def test_linear_keeps_its_promise_of_new_gradients(monkeypatch, x_shape, bias):
+    """Linear.new_gradients: every gradient its backward returns shares memory with no dout, no saved
+    array and no other gradient, so a leaf may keep it as .grad."""
+    seen, _, _, _ = _linear_gradients(monkeypatch, x_shape, bias)
+    grads = [g for g in seen["grads"] if g is not None]
+    others = [seen["dout"], *[a for a in seen["saved"] if hasattr(a, "shape")]]
+    for k, grad in enumerate(grads):
+        for other in others + grads[:k]:
+            assert not numpy.shares_memory(grad, other)
+
+
+def test_a_leaf_keeps_a_new_gradient_and_copies_any_other(monkeypatch):
+    seen, x, w, b = _linear_gradients(monkeypatch, (4, 5), True)
+    dx, dweight, dbias = seen["grads"]
+    assert w.grad is dweight and b.grad is dbias            # taken as they are: new arrays
+    assert x.grad is not dx                                 # a reshaped view (base is not None): copied
+    assert numpy.allclose(x.grad, dx)
+    y = leaf([1.0, 2.0])
+    (y * 3.0).sum().backward()                              # Mul's backward makes no promise: a copy
+    z = leaf([1.0, 2.0])
+    dout = numpy.ones(2)
+    (z + 1.0).backward(dout)                                # Add's backward passes dout itself on
+    assert not numpy.shares_memory(z.grad, dout)
+
+
+def test_a_kept_gradient_still_accumulates_out_of_place():
+    w = leaf(numpy.ones((3, 2)))
+    x = minigrad.tensor(numpy.arange(8.0).reshape(4, 2), dtype=F64)
+    for _ in range(2):
+        minigrad.nn.functional.linear(x, w).sum().backward()
+    first = w.grad
+    minigrad.nn.functional.linear(x, w).sum().backward()
+    assert first is not w.grad                                              # a + b, never in place
+    assert numpy.allclose(w.grad, 3 * numpy.tile(numpy.arange(8.0).reshape(4, 2).sum(axis=0), (3, 1)))
