@@ -525,24 +525,28 @@ def _matmuls_only(T, N, D, H):
 
 
 def _gate_matmuls_only(T, N, D, H):
-    """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7):
-    the projection [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and
-    backward, dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
+    """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7,
+    13): the projection [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward
+    and backward (in column blocks of block 13's width), dx = sum_k dA_k W_ih,k,
+    [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
     rng = numpy.random.default_rng(0)
+    width = _column_width(N, H, T)
+    nb = H // width
     xs = rng.standard_normal((T * N, D + 1), dtype=F32)
     w_in_T = rng.standard_normal((4, D + 1, H), dtype=F32)
-    w_rec = rng.standard_normal((4, H, H), dtype=F32)
+    w_rec = rng.standard_normal((4 * nb, H, width), dtype=F32)
+    w_back = rng.standard_normal((4, nb, H, width), dtype=F32)
     w_ih_k = rng.standard_normal((4, H, D), dtype=F32)
     hs = rng.standard_normal((T + 1, N, H), dtype=F32)
     dA = rng.standard_normal((4, T, N, H), dtype=F32)
-    gates, parts = numpy.empty((4, N, H), F32), numpy.empty((4, N, H), F32)
+    gates, parts = numpy.empty((4 * nb, N, width), F32), numpy.empty((4, nb, N, width), F32)
 
     def step():
         numpy.matmul(xs, w_in_T)                                          # projection, all steps
         for t in range(T):
             numpy.matmul(hs[t], w_rec, out=gates)                         # forward recurrence
         for t in range(T):
-            numpy.matmul(dA[:, t], w_rec, out=parts)                      # backward recurrence
+            numpy.matmul(dA[:, t, None], w_back, out=parts)               # backward recurrence
         flat = dA.reshape(4, T * N, H)
         dx = flat[0] @ w_ih_k[0]
         for k in range(1, 4):
