@@ -180,6 +180,8 @@ COLUMN_WIDTHS = {(3, 8, 256): 256, (3, 9, 256): 128, (3, 32, 128): 128, (3, 33, 
 
 def test_lstm_column_widths_are_the_ones_the_threshold_tests_cross():
     assert {size: rnn_fast._column_width(size[1], size[2], size[0]) for size in COLUMN_WIDTHS} == COLUMN_WIDTHS
+    assert rnn_fast._column_width(32, 256, 64, "strict") == 64         # a device array module: blocks too
+    assert rnn_fast._column_width(32, 256, 64, "cuda") == 256           # but not on the GPU
 
 
 @pytest.mark.parametrize("T, N, H", list(COLUMN_WIDTHS))

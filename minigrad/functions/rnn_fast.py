@@ -109,7 +109,8 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      the backward sums the gates' parts into the columns of dh.  (Whole products, A/B in one
      process, benchmarks/ab_column_blocks.py: char LM size (batch 32, in 32, hidden 256) T = 64
      / 128 +9% / +5%, batch 16 hidden 256 +9-19%, batch 32 hidden 512 +7%, the rnn suite's
-     (batch 64, hidden 256) +2-3%; Intel Xeon with AVX-512, one thread.)
+     (batch 64, hidden 256) +2-3%; Intel Xeon with AVX-512, one thread.)  On the GPU the
+     products stay whole (cuBLAS is another matter, not measured).
 
 Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
 11) and the column width (block 13); tests/test_tiers.py runs sizes on both sides of each
@@ -226,11 +227,13 @@ def _recurrent_operand(xp, w_T, T, N):
 BLOCK_PRODUCT = 1 << 19     # multiply-adds of one column block's product, at most (block 13)
 
 
-def _column_width(N, H, T):
+def _column_width(N, H, T, device="cpu"):
     """Width of the column blocks of the LSTM's per-step products (block 13): H, or the widest
     H / 2^k >= 32 whose (N, H) x (H, width) product has at most BLOCK_PRODUCT multiply-adds;
-    H for one step (T = 1, no loop to pay back the copy) and when even 32 is wider (large
-    products run best whole)."""
+    H for one step (T = 1, no loop to pay back the copy), when even 32 is wider (large
+    products run best whole) and on the GPU (the blocks are an OpenBLAS matter)."""
+    if device == "cuda":
+        return H
     width = H
     while N * H * width > BLOCK_PRODUCT and width % 2 == 0 and width // 2 >= 32:
         width //= 2
@@ -704,7 +707,7 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
     i, f, g, o = gates
     products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_steps, gates
-    width = _column_width(N, H, T)                                  # block 13: column blocks
+    width = _column_width(N, H, T, backend.device_of(x))            # block 13: column blocks
     if width < H:
         nb = H // width
         w_rec = _column_blocks(xp, w_rec, width).reshape(4 * nb, H, width)
@@ -754,7 +757,7 @@ def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
     dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
     N = dout.shape[1]
     w_blocks, dh_parts = w_hh.reshape(4, H, H), xp.empty((4, N, H), dtype=x.dtype)
-    width = _column_width(N, H, x.shape[0])                         # block 13: column blocks
+    width = _column_width(N, H, x.shape[0], backend.device_of(x))   # block 13: column blocks
     if width < H:
         w_blocks = _column_blocks(xp, w_blocks, width)              # (4, nb, H, width)
         dh_parts = xp.empty((4, H // width, N, width), dtype=x.dtype)
