@@ -210,9 +210,9 @@ def _linear_gradients(monkeypatch, x_shape, bias):
         seen.update(grads=grads, dout=dout, saved=ctx.saved_tensors)
         return grads
     monkeypatch.setattr(minigrad.functions.Linear, "backward", staticmethod(spy))
-    x = minigrad.randn(*x_shape, dtype=F64, requires_grad=True)
-    w = minigrad.randn(3, x_shape[-1], dtype=F64, requires_grad=True)
-    b = minigrad.randn(3, dtype=F64, requires_grad=True) if bias else None
+    x = minigrad.randn(*x_shape, dtype=F64, device="cpu", requires_grad=True)     # NumPy arrays: their memory
+    w = minigrad.randn(3, x_shape[-1], dtype=F64, device="cpu", requires_grad=True)
+    b = minigrad.randn(3, dtype=F64, device="cpu", requires_grad=True) if bias else None
     (minigrad.nn.functional.linear(x, w, b) * 2.0).sum().backward()
     return seen, x, w, b
 
@@ -235,17 +235,15 @@ def test_a_leaf_keeps_a_new_gradient_and_copies_any_other(monkeypatch):
     assert w.grad is dweight and b.grad is dbias            # taken as they are: new arrays
     assert x.grad is not dx                                 # a reshaped view (base is not None): copied
     assert numpy.allclose(x.grad, dx)
-    y = leaf([1.0, 2.0])
-    (y * 3.0).sum().backward()                              # Mul's backward makes no promise: a copy
-    z = leaf([1.0, 2.0])
+    z = leaf([1.0, 2.0], "cpu")
     dout = numpy.ones(2)
     (z + 1.0).backward(dout)                                # Add's backward passes dout itself on
     assert not numpy.shares_memory(z.grad, dout)
 
 
 def test_a_kept_gradient_still_accumulates_out_of_place():
-    w = leaf(numpy.ones((3, 2)))
-    x = minigrad.tensor(numpy.arange(8.0).reshape(4, 2), dtype=F64)
+    w = leaf(numpy.ones((3, 2)), "cpu")
+    x = minigrad.tensor(numpy.arange(8.0).reshape(4, 2), dtype=F64, device="cpu")
     for _ in range(2):
         minigrad.nn.functional.linear(x, w).sum().backward()
     first = w.grad
