@@ -102,8 +102,8 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
  13. Column blocks for the LSTM's per-step products (gate-major, T > 1): h_{t-1} W_hh,k^T and
      da_k W_hh,k are split into products with ``width`` columns each, the widest H / 2^k >= 32
      with N H width <= 2^19 multiply-adds (none when even 32 is wider, or H fits whole).  OpenBLAS
-     (its SkylakeX kernels, used on AVX-512 Intel and AMD alike) runs such products without
-     packing its operands first, which at a few rows costs as much as the arithmetic: (32, 256) x
+     (its SkylakeX kernels, used on AVX-512 Intel and AMD alike) runs a product of a few rows
+     faster in such pieces (measured; its small-matrix paths are the likely reason): (32, 256) x
      (256, 1024) 176 -> 150 us forward, 194 -> 143 us backward, in blocks of 64 columns.  The
      forward's add of x_t W_ih,k^T reads the blocks through a view, so no NumPy call is added;
      the backward sums the gates' parts into the columns of dh.  (Whole products, A/B in one
