@@ -109,8 +109,10 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      the backward sums the gates' parts into the columns of dh.  (Whole products, A/B in one
      process, benchmarks/ab_column_blocks.py: char LM size (batch 32, in 32, hidden 256) T = 64
      / 128 +9% / +5%, batch 16 hidden 256 +9-19%, batch 32 hidden 512 +7%, the rnn suite's
-     (batch 64, hidden 256) +2-3%; Intel Xeon with AVX-512, one thread.)  On the GPU the
-     products stay whole (cuBLAS is another matter, not measured).
+     (batch 64, hidden 256) +2-3%; Intel Xeon with AVX-512, one thread.)  Sizes without
+     blocks keep the plain calls: one block through the same views costs lesson 4's size
+     (batch 32, hidden 32) +12% and batch 8 hidden 256 +7% (A/B in one process).  On the GPU
+     the products stay whole (cuBLAS is another matter, not measured).
 
 Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
 11) and the column width (block 13); tests/test_tiers.py runs sizes on both sides of each
