@@ -16,7 +16,8 @@ first-step loss, or the same decoded tokens):
     decoding                  one token at a time at batch 1, through minigrad.decoding as the
                               lessons call it (greedy, beam_search with 5 beams) against the
                               same loop written with torch tensors: the GRU char LM of lesson 7
-                              (hidden 256) and lesson 12's CausalLM with its KV cache.  At
+                              (hidden 256), the same with an LSTM (lesson 7's first exercise)
+                              and lesson 12's CausalLM with its KV cache.  At
                               batch 1 every array is tiny: these rows measure per-call
                               overhead end to end (model step, log_softmax, the search's
                               bookkeeping).
@@ -436,9 +437,10 @@ def decoding_pair(torch, model_name, search, tokens, beam_size=5):
     (``_decoding_closures``; the language models' initial state takes the batch size)."""
     minigrad.manual_seed(0)
     torch.manual_seed(0)
-    if model_name == "GRU char LM":
-        theirs = torch_rnn_lm(torch, SHAKESPEARE_V, EMBEDDING, 256, "gru")
-        ours = RNNLanguageModel(SHAKESPEARE_V, embedding_dim=EMBEDDING, hidden_size=256, cell="gru")
+    if model_name in ("GRU char LM", "LSTM char LM"):
+        cell = model_name.split()[0].lower()                           # "gru" or "lstm"
+        theirs = torch_rnn_lm(torch, SHAKESPEARE_V, EMBEDDING, 256, cell)
+        ours = RNNLanguageModel(SHAKESPEARE_V, embedding_dim=EMBEDDING, hidden_size=256, cell=cell)
     else:
         theirs = torch_causal_lm(torch, CORPUS_V, **GPT)
         ours = CausalLM(CORPUS_V, dropout=0.0, activation="relu", **GPT)
@@ -578,6 +580,7 @@ def run(quick):
                                   f"first losses agree ({loss:.4f})"))
 
     for model_name, search, tokens in (("GRU char LM", "greedy", 300), ("GRU char LM", "beam", 100),
+                                       ("LSTM char LM", "greedy", 300), ("LSTM char LM", "beam", 100),
                                        ("CausalLM", "greedy", 120), ("CausalLM", "beam", 100)):
         label = "greedy" if search == "greedy" else "beam search, 5 beams"
         what = f"decoding, {label}, {model_name} ({'hidden 256' if model_name != 'CausalLM' else 'KV cache'}), " \

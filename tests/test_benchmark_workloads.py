@@ -33,7 +33,7 @@ def test_the_causal_lm_twins_give_the_same_first_loss():
     bench_workloads._check_first_loss(mine, reference, "CausalLM")
 
 
-@pytest.mark.parametrize("model", ["GRU char LM", "CausalLM"])
+@pytest.mark.parametrize("model", ["GRU char LM", "LSTM char LM", "CausalLM"])
 @pytest.mark.parametrize("search", ["greedy", "beam"])
 def test_the_torch_decoding_loops_decode_what_minigrad_decodes(model, search):
     mine, reference = bench_workloads.decoding_pair(torch, model, search, 8)

@@ -211,6 +211,35 @@ def test_functions_equal_on_both_sides_of_the_one_step_rules(kind, T, N, dtype):
                                              reverse, "cpu", dtype)), tolerance)
 
 
+# (N, H) -> whether one step's products run as W h^T (rnn_fast.py block 14: T = 1 and N H > 2^10)
+TRANSPOSED_STEPS = {(4, 256): False, (5, 256): True, (32, 32): False, (33, 32): True,
+                    (1, 1024): False, (1, 1025): True}
+
+
+def test_one_step_products_are_transposed_where_the_threshold_tests_cross():
+    assert {size: rnn_fast._transposed_step(*size, 1) for size in TRANSPOSED_STEPS} == TRANSPOSED_STEPS
+    assert not rnn_fast._transposed_step(5, 256, 2)           # a loop copies W_hh^T once instead (block 6)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("N, H", [size for size in TRANSPOSED_STEPS if size[0] > 1])
+def test_functions_equal_on_both_sides_of_the_one_step_product_threshold(kind, N, H):
+    """One step (T = 1) copies no weight: its input projection adds the biases after the product, the
+    LSTM halves its pre-activations, and above the threshold the products are made as W h^T (block 14).
+    float64 and float32, bias or not, initial states or not, reversed with lengths; T = 1 and 2."""
+    for dtype, tolerance in ((f64, 1e-10), (minigrad.float32, 1e-4)):
+        for T in (1, 2):
+            for reverse, lengths, bias, initial in [(False, None, True, True),
+                                                    (True, [T] + [1] * (N - 1), False, False)]:
+                _compare(*_on_both_tiers(_functional(kind, T, N, 5, H, bias, initial, lengths, reverse, "cpu",
+                                                     dtype)), tolerance)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_step_products_on_the_strict_device(kind):
+    _compare(*_on_both_tiers(_functional(kind, 1, 33, 5, 32, True, True, [1] * 33, True, "strict")))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("N, H", [(1, 4), (1, 40), (3, 4)])              # the LSTM's three layouts
 @pytest.mark.parametrize("wanted", [(0,), (4,), (5, 6), (3, 4, 5, 6)])   # of x, h0, c0, W_ih, W_hh, b_ih, b_hh

@@ -28,10 +28,10 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      gates' weight rows halved once (exact in floating point), one tanh over the
      (4, N, H) step buffer, a multiply and an add activate all four gates.
      (Plain: tiny LSTM +30%; halving the gates each step instead of the weights
-     once: GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)  One GRU
-     step (T = 1, decoding a token at a time) halves its 2NH pre-activations
-     instead of the 3H(H + D) weights: GRU LM decoding, hidden 256, greedy 1.40x
-     -> 0.93x PyTorch, beam search (5 beams) 1.41x -> 1.18x.
+     once: GRU at the lessons' size (batch 64, in 2, hidden 32) +3%.)  One step
+     (T = 1, decoding a token at a time) halves its pre-activations instead of
+     the weights (block 14): GRU LM decoding, hidden 256, greedy 1.40x -> 0.93x
+     PyTorch, beam search (5 beams) 1.41x -> 1.18x.
   3. Local derivatives a run of steps at a time (LSTM, GRU; all T for the RNN).
      The slopes (sigma', tanh', and the factors next to dc and dh) depend only
      on the forward's values, so they are computed before the loop for a
@@ -52,10 +52,8 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      decoding a token at a time: one product cannot pay back the copy) and for
      one sequence (N = 1, whose matrix-vector products read the transposed view
      as fast).  (Copying for one GRU step at hidden 256: greedy decoding 2.6x
-     PyTorch instead of 1.4x.)  One GRU step writes its product into a buffer
-     laid out (gates, H, N), which NumPy's matmul fills as W_k h^T, BLAS's faster
-     shape for a few rows against the transposed view (beam search, 5 beams,
-     hidden 256: 1.31x -> 1.01x PyTorch; the step itself 202 -> 146 us).
+     PyTorch instead of 1.4x.)  How one step multiplies by the transposed view:
+     block 14.
   7. The bias trick: [x, 1] [W_ih, b]^T = x W_ih^T + b, so the input projection
      adds the biases inside its matmul, and [dW_ih, db] = dA^T [x, 1] gets the
      bias gradient from the same matmul as the weight's (the ones column sums
@@ -113,11 +111,27 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      blocks keep the plain calls: one block through the same views costs lesson 4's size
      (batch 32, hidden 32) +12% and batch 8 hidden 256 +7% (A/B in one process).  On the GPU
      the products stay whole (cuBLAS is another matter, not measured).
+ 14. One step (T = 1: decoding a token at a time; every RNN, LSTM and GRU) copies no
+     weight.  The input projection is x W_ih,k^T plus the biases (block 7's [W_ih, b] is
+     a copy of W_ih), and the LSTM, as the GRU (block 2), halves its pre-activations
+     instead of its weights.  The products read W^T as the transposed view of W
+     (block 6), which OpenBLAS multiplies slowly from the left by a few rows: h (5, 256)
+     times W_hh^T (256, 768) takes 104 us, the same product made as W h^T with h^T
+     copied contiguous (N H values) 29 us.  So a step whose products have more than
+     STEP_PRODUCT_VALUES (2^10) values, N H, makes them that way, into buffers laid out
+     (gates, H, N) (``_product_buffer``, ``_step_product``); smaller ones stay h W^T,
+     whose call is cheaper there (1.1-1.5x faster at N H <= 2^10, measured over
+     N = 2..32, H = 32..512).  (One step's forward, A/B in one process, Intel Xeon,
+     one thread, in 32: the LSTM at hidden 256, batch 1 / 4 / 5: 619 / 244 / 366 ->
+     40 / 68 / 90 us, no longer four copies of its weights; the GRU batch 5: 120 -> 74
+     us; the RNN 48 -> 29 us; no size slower.  Decoding, hidden 256: LSTM greedy 2.00x
+     -> 0.34x PyTorch, beam search 1.14x -> 0.59x; GRU beam search 1.20x -> 0.93x.)
 
 Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
-11) and the column width (block 13); tests/test_tiers.py runs sizes on both sides of each
-(runs of 8 and 4 steps; batch 1 and 2; hidden 4, 16, 32, 33, 64; batch 8 and 9 at hidden 256,
-32 and 33 at hidden 128, 64 and 65 at hidden 256; every option, float64 and float32).
+11), the column width (block 13) and one step's product size (block 14); tests/test_tiers.py
+runs sizes on both sides of each (runs of 8 and 4 steps; batch 1 and 2; hidden 4, 16, 32, 33,
+64; batch 8 and 9 at hidden 256, 32 and 33 at hidden 128, 64 and 65 at hidden 256; one step at
+batch 4 and 5, hidden 256, and batch 32 and 33, hidden 32; every option, float64 and float32).
 Issue 19 had removed three older one-sequence layouts (no lesson ran batch 1);
 issue 22 asks the tiny LSTM to reach PyTorch, and blocks 10 and 11 do it with fewer
 calls than those had.
@@ -185,6 +199,14 @@ def _fast_input_projection(xp, x, w_ih, biases, n_gates):
     T, N, D = x.shape
     H = w_ih.shape[0] // n_gates
     biases = [b for b in biases if b is not None]
+    if T == 1:                          # block 14: one step copies no weight ([W_ih, b] would)
+        transposed = _transposed_step(N, H, T)
+        products = _product_buffer(xp, n_gates, N, H, x.dtype, transposed)
+        _step_product(xp, x[0], w_ih.reshape(n_gates, H, D).swapaxes(1, 2), products, transposed)
+        G = xp.empty((n_gates, 1, N, H), dtype=x.dtype)
+        bias = sum(biases[1:], biases[0]).reshape(n_gates, 1, H) if biases else 0
+        xp.add(products, bias, out=G[:, 0])                             # x W_ih,k^T + b_k, contiguous
+        return G
     if biases:
         x = _with_ones(xp, x)
         w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
@@ -224,6 +246,33 @@ def _recurrent_operand(xp, w_T, T, N):
     except for one step (T = 1: one product cannot pay back the copy) or one sequence (N = 1: a
     matrix-vector product reads the transposed view as fast)."""
     return w_T if T == 1 or N == 1 else xp.ascontiguousarray(w_T)
+
+
+STEP_PRODUCT_VALUES = 1 << 10   # one step's (N, H) products above this size run as W h^T (block 14)
+
+
+def _transposed_step(N, H, T):
+    """True when a step's products h W^T, (N, K) x (K, H), run as W h^T (block 14): one step
+    (T = 1, whose W^T is a transposed view) with more than STEP_PRODUCT_VALUES values in each."""
+    return T == 1 and N * H > STEP_PRODUCT_VALUES
+
+
+def _product_buffer(xp, n_gates, N, H, dtype, transposed):
+    """An empty (n_gates, N, H) array for a step's products; when ``transposed``, the transposed
+    view of a contiguous (n_gates, H, N) array, which W h^T fills (block 14)."""
+    if transposed:
+        return xp.empty((n_gates, H, N), dtype=dtype).swapaxes(1, 2)
+    return xp.empty((n_gates, N, H), dtype=dtype)
+
+
+def _step_product(xp, h, w_T, out, transposed):
+    """out = h W^T for a step's rows h (N, K) and W^T (..., K, H).  When ``transposed`` (block 14),
+    W^T is the transposed view of a contiguous W and ``out`` a ``_product_buffer`` of that layout:
+    the product is made as W h^T, with h^T copied contiguous (N K values)."""
+    if transposed:
+        xp.matmul(w_T.swapaxes(-1, -2), xp.ascontiguousarray(h.T), out=out.swapaxes(-1, -2))
+    else:
+        xp.matmul(h, w_T, out=out)
 
 
 BLOCK_PRODUCT = 1 << 19     # multiply-adds of one column block's product, at most (block 13)
@@ -338,10 +387,16 @@ class FastRNNFunction(Function):
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
         w_hh_T = _recurrent_operand(xp, w_hh.T, T, N)
         padded_steps = None if mask is None else ~mask                 # (T, N, 1): True at padded steps
+        transposed = _transposed_step(N, H, T)                         # block 14
+        product = _product_buffer(xp, 1, N, H, x.dtype, transposed)[0] if transposed else None
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
-            hs[prev].dot(w_hh_T, out=h)                                # a = h_{t-1} W_hh^T (block 12)
-            h += xw[t]                                                 #   + x_t W_ih^T + b
+            if transposed:
+                _step_product(xp, hs[prev], w_hh_T, product, True)     # a = h_{t-1} W_hh^T
+                xp.add(product, xw[t], out=h)                          #   + x_t W_ih^T + b
+            else:
+                hs[prev].dot(w_hh_T, out=h)                            # a = h_{t-1} W_hh^T (block 12)
+                h += xw[t]                                             #   + x_t W_ih^T + b
             if nonlinearity == "tanh":
                 xp.tanh(h, out=h)
             else:
@@ -387,11 +442,12 @@ class FastRNNFunction(Function):
 class FastLSTMFunction(Function):
     """The reference's LSTMFunction (same arguments and results), fast: see the module docstring.
 
-    Three layouts, by size (blocks 10, 11): one sequence (N = 1) keeps each step's gates in a
+    Three layouts, by size (blocks 10, 11): one sequence (N = 1, T > 1) keeps each step's gates in a
     row beside its cell state (``_lstm_rows_forward``), and with H <= SMALL_HIDDEN also carries
     h differently and runs the backward as one matrix product a step (``_lstm_tiny_forward``,
     ``_lstm_linear_steps``); a batch keeps them gate-major, G (4, T, N, H) = [i, f, g, o],
     which the backward replaces, a run of steps at a time, by their slopes and then by dA.
+    One step (T = 1) takes the gate-major layout at every batch size (block 14).
     """
 
     SMALL_HIDDEN = 32        # block 11 up to here: H = 24 / 32 22% / 17% faster, 48 even, 64 20% slower
@@ -399,7 +455,7 @@ class FastLSTMFunction(Function):
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
         T, N, H = check_shapes("lstm", x, h0, w_ih, w_hh, 4, (("c0", c0),))
-        ctx.rows = N == 1                                               # one sequence: blocks 10, 11
+        ctx.rows = N == 1 and T > 1                                     # one sequence: blocks 10, 11
         ctx.reverse = reverse
         if ctx.rows and H <= FastLSTMFunction.SMALL_HIDDEN:
             return _lstm_tiny_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse)
@@ -689,14 +745,15 @@ def _lstm_linear_steps(xp, S, dout, dh_n, dc_n, w_hh, padded, reverse):
 
 
 def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
-    """Gate-major (blocks 1-9): G (4, T, N, H)."""
+    """Gate-major (blocks 1-9, and 14 for one step): G (4, T, N, H)."""
     T, N, D = x.shape
     H = w_hh.shape[1]
     xp = backend.array_module(x, w_ih, w_hh)
     # sigma(a) = (1 + tanh(a / 2)) / 2 for i, f, o and tanh(a) for g (block 2): with the
     # i, f, o rows of the weights halved (exact in floating point), one tanh of the step's
-    # pre-activations, times ``half`` plus ``shift``, gives all four gates
-    half_rows = _half_rows(xp, LSTM_HALVES, H, x.dtype)             # (4H,): per row of the weights
+    # pre-activations, times ``half`` plus ``shift``, gives all four gates; one step (T = 1,
+    # block 14) halves its pre-activations instead of copying the weights
+    half_rows = _half_rows(xp, LSTM_HALVES, H, x.dtype) if T > 1 else None   # (4H,): per weight row
     G = _fast_input_projection(xp, x, _halved(w_ih, half_rows),     # (4, T, N, H): a / 2 (a for g), x part
                                [_halved(b, half_rows) for b in (b_ih, b_hh)], 4)
     G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
@@ -709,6 +766,9 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
     i, f, g, o = gates
     products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_steps, gates
+    transposed = _transposed_step(N, H, T)                          # block 14: filled as W_hh,k h^T
+    if transposed:
+        products = products_by_gate = _product_buffer(xp, 4, N, H, x.dtype, True)
     width = _column_width(N, H, T, backend.device_of(x))            # block 13: column blocks
     if width < H:
         nb = H // width
@@ -722,8 +782,10 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
     for t, prev, nxt in _steps(T, reverse):
         # block 8: out= calls, each a NumPy call fewer than the plain expression
-        xp.matmul(hs[prev], w_rec, out=products)                    # h_{t-1} W_hh,k^T for each gate k
+        _step_product(xp, hs[prev], w_rec, products, transposed)    # h_{t-1} W_hh,k^T for each gate k
         xp.add(products_by_gate, G_by_gate[t], out=gates_by_gate)   #   + x_t W_ih,k^T + b_k
+        if half_rows is None:
+            xp.multiply(gates, half, out=gates)                     #   (one step: halved here)
         xp.tanh(gates, out=gates)
         xp.multiply(gates, half, out=gates)
         xp.add(gates, shift, out=gates)                             # now [i, f, g, o]
@@ -825,17 +887,15 @@ class FastGRUFunction(Function):
             w_rec_T = _gate_blocks_T(xp, w_hh_halved[:2 * H], T, N)
             w_hn_T = _recurrent_operand(xp, w_hh[2 * H:].T, T, N)
         n_blocks = w_rec_T.shape[0]
-        if T == 1:      # block 6: laid out (gates, H, N), which NumPy's matmul fills as W_k h^T (faster)
-            recurrent = xp.empty((n_blocks, H, N), dtype=dtype).swapaxes(1, 2)
-        else:
-            recurrent = xp.empty((n_blocks, N, H), dtype=dtype)       # step t's h_{t-1} W_k^T
+        transposed = _transposed_step(N, H, T)                          # block 14
+        recurrent = _product_buffer(xp, n_blocks, N, H, dtype, transposed)  # step t's h_{t-1} W_k^T
+        n_rec = _product_buffer(xp, 1, N, H, dtype, transposed)[0]
         r, z, n = G                                                     # each (T, N, H)
-        n_rec = xp.empty((N, H), dtype=dtype)
         padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
         for t, prev, nxt in _steps(T, reverse):
             h_prev = hs[prev]
             rz = G[:2, t]                                               # (2, N, H): step t's r and z
-            xp.matmul(h_prev, w_rec_T, out=recurrent)
+            _step_product(xp, h_prev, w_rec_T, recurrent, transposed)
             rz += recurrent[:2]                                         # a / 2 for r and z
             if half_rows is None:
                 rz *= 0.5                                               #   (one step: a, halved here)
@@ -851,7 +911,7 @@ class FastGRUFunction(Function):
                 xp.multiply(r[t], n_part[t], out=n_rec)                 # r * ah_n
             else:
                 xp.multiply(r[t], h_prev, out=n_part[t])                # r * h_{t-1}
-                xp.matmul(n_part[t], w_hn_T, out=n_rec)                 # (r * h_{t-1}) W_hn^T
+                _step_product(xp, n_part[t], w_hn_T, n_rec, transposed)  # (r * h_{t-1}) W_hn^T
                 if b_hn is not None:
                     n_rec += b_hn
             n_t = n[t]
