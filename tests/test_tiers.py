@@ -219,6 +219,8 @@ TRANSPOSED_STEPS = {(4, 256): False, (5, 256): True, (32, 32): False, (33, 32): 
 def test_one_step_products_are_transposed_where_the_threshold_tests_cross():
     assert {size: rnn_fast._transposed_step(*size, 1) for size in TRANSPOSED_STEPS} == TRANSPOSED_STEPS
     assert not rnn_fast._transposed_step(5, 256, 2)           # a loop copies W_hh^T once instead (block 6)
+    assert rnn_fast._transposed_step(5, 256, 1, "strict")     # a device array module: transposed too
+    assert not rnn_fast._transposed_step(5, 256, 1, "cuda")   # but not on the GPU
 
 
 @pytest.mark.parametrize("kind", KINDS)

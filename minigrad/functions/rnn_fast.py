@@ -121,11 +121,12 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      STEP_PRODUCT_VALUES (2^10) values, N H, makes them that way, into buffers laid out
      (gates, H, N) (``_product_buffer``, ``_step_product``); smaller ones stay h W^T,
      whose call is cheaper there (1.1-1.5x faster at N H <= 2^10, measured over
-     N = 2..32, H = 32..512).  (One step's forward, A/B in one process, Intel Xeon,
-     one thread, in 32: the LSTM at hidden 256, batch 1 / 4 / 5: 619 / 244 / 366 ->
-     40 / 68 / 90 us, no longer four copies of its weights; the GRU batch 5: 120 -> 74
-     us; the RNN 48 -> 29 us; no size slower.  Decoding, hidden 256: LSTM greedy 2.00x
-     -> 0.34x PyTorch, beam search 1.14x -> 0.59x; GRU beam search 1.20x -> 0.93x.)
+     N = 2..32, H = 32..512).  On the GPU the products stay h W^T (as in block 13).
+     (One step's forward, A/B in one process, Intel Xeon, one thread, in 32: the LSTM at
+     hidden 256, batch 1 / 4 / 5: 619 / 244 / 366 -> 40 / 68 / 90 us, no longer four
+     copies of its weights; the GRU batch 5: 120 -> 74 us; the RNN 48 -> 29 us; no size
+     slower.  Decoding, hidden 256: LSTM greedy 2.00x -> 0.34x PyTorch, beam search
+     1.14x -> 0.59x; GRU beam search 1.20x -> 0.93x.)
 
 Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
 11), the column width (block 13) and one step's product size (block 14); tests/test_tiers.py
@@ -200,7 +201,7 @@ def _fast_input_projection(xp, x, w_ih, biases, n_gates):
     H = w_ih.shape[0] // n_gates
     biases = [b for b in biases if b is not None]
     if T == 1:                          # block 14: one step copies no weight ([W_ih, b] would)
-        transposed = _transposed_step(N, H, T)
+        transposed = _transposed_step(N, H, T, backend.device_of(x))
         products = _product_buffer(xp, n_gates, N, H, x.dtype, transposed)
         _step_product(xp, x[0], w_ih.reshape(n_gates, H, D).swapaxes(1, 2), products, transposed)
         G = xp.empty((n_gates, 1, N, H), dtype=x.dtype)
@@ -251,10 +252,11 @@ def _recurrent_operand(xp, w_T, T, N):
 STEP_PRODUCT_VALUES = 1 << 10   # one step's (N, H) products above this size run as W h^T (block 14)
 
 
-def _transposed_step(N, H, T):
+def _transposed_step(N, H, T, device="cpu"):
     """True when a step's products h W^T, (N, K) x (K, H), run as W h^T (block 14): one step
-    (T = 1, whose W^T is a transposed view) with more than STEP_PRODUCT_VALUES values in each."""
-    return T == 1 and N * H > STEP_PRODUCT_VALUES
+    (T = 1, whose W^T is a transposed view) with more than STEP_PRODUCT_VALUES values in each,
+    not on the GPU (an OpenBLAS matter, as block 13)."""
+    return T == 1 and N * H > STEP_PRODUCT_VALUES and device != "cuda"
 
 
 def _product_buffer(xp, n_gates, N, H, dtype, transposed):
@@ -387,7 +389,7 @@ class FastRNNFunction(Function):
         hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)            # (T + 1, N, H)
         w_hh_T = _recurrent_operand(xp, w_hh.T, T, N)
         padded_steps = None if mask is None else ~mask                 # (T, N, 1): True at padded steps
-        transposed = _transposed_step(N, H, T)                         # block 14
+        transposed = _transposed_step(N, H, T, backend.device_of(x))   # block 14
         product = _product_buffer(xp, 1, N, H, x.dtype, transposed)[0] if transposed else None
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
@@ -766,7 +768,7 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     gates = xp.empty((4, N, H), dtype=x.dtype)                      # step t's gates, contiguous
     i, f, g, o = gates
     products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_steps, gates
-    transposed = _transposed_step(N, H, T)                          # block 14: filled as W_hh,k h^T
+    transposed = _transposed_step(N, H, T, backend.device_of(x))    # block 14: filled as W_hh,k h^T
     if transposed:
         products = products_by_gate = _product_buffer(xp, 4, N, H, x.dtype, True)
     width = _column_width(N, H, T, backend.device_of(x))            # block 13: column blocks
@@ -887,7 +889,7 @@ class FastGRUFunction(Function):
             w_rec_T = _gate_blocks_T(xp, w_hh_halved[:2 * H], T, N)
             w_hn_T = _recurrent_operand(xp, w_hh[2 * H:].T, T, N)
         n_blocks = w_rec_T.shape[0]
-        transposed = _transposed_step(N, H, T)                          # block 14
+        transposed = _transposed_step(N, H, T, backend.device_of(x))    # block 14
         recurrent = _product_buffer(xp, n_blocks, N, H, dtype, transposed)  # step t's h_{t-1} W_k^T
         n_rec = _product_buffer(xp, 1, N, H, dtype, transposed)[0]
         r, z, n = G                                                     # each (T, N, H)
