@@ -115,6 +115,10 @@ def test_masks_dropout_and_scalars(device):
         x.masked_fill(minigrad.ones(2, 3, device=device), 0.0)
     with raises(ValueError, "masked_fill", "(4,)", "(2, 3)"):
         x.masked_fill(minigrad.ones(4, dtype=minigrad.bool_, device=device), 0.0)
+    with raises(ValueError, "masked_fill", "mask of shape (4, 2, 3) does not broadcast", "shape (2, 3)"):
+        x.masked_fill(minigrad.ones(4, 2, 3, dtype=minigrad.bool_, device=device), 0.0)   # x would broadcast
+    with raises(ValueError, "masked_fill", "mask of shape (4, 2, 3) does not broadcast", "shape (2, 3)"):
+        x.masked_fill_(minigrad.ones(4, 2, 3, dtype=minigrad.bool_, device=device), 0.0)
     with raises(TypeError, "where", "boolean"):
         minigrad.where(x, x, x)
     with raises(ValueError, "dropout", "[0, 1)", "1.5"):

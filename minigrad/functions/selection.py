@@ -46,16 +46,16 @@ class MaskedFill(Function):
         _check_bool("masked_fill", mask)
         xp = backend.array_module(x, mask)
         try:
-            out_shape = backend.broadcast_shape(x.shape, mask.shape)
+            y = xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
         except ValueError:
-            out_shape = None
-        if out_shape != tuple(x.shape):
+            y = None
+        if y is None or y.shape != x.shape:         # the mask must broadcast to x, not x to the mask
             raise ValueError(
                 f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast to the input's "
                 f"shape {tuple(x.shape)}"
             )
         ctx.mask = mask
-        return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+        return y
 
     @staticmethod
     def backward(ctx, dout):
