@@ -119,6 +119,7 @@ def rows_of(suite, quick):
                              w.char_lm_pair(torch, cell, 32, T, H)[0]))
         rows.append(("CausalLM step, batch 32, T=48 (lesson 12)", w.causal_lm_pair(torch, 32, 48)[0]))
         for model, search, tokens in (("GRU char LM", "greedy", 300), ("GRU char LM", "beam", 100),
+                                      ("LSTM char LM", "greedy", 300), ("LSTM char LM", "beam", 100),
                                       ("CausalLM", "greedy", 120), ("CausalLM", "beam", 100)):
             rows.append((f"decoding {search}, {model}, batch 1, up to {tokens} tokens",
                          w.decoding_pair(torch, model, search, tokens)[0]))
