@@ -200,17 +200,17 @@ def _fast_input_projection(xp, x, w_ih, biases, n_gates):
     T, N, D = x.shape
     H = w_ih.shape[0] // n_gates
     biases = [b for b in biases if b is not None]
+    bias = sum(biases[1:], biases[0]) if biases else None              # (n_gates H,): b_ih + b_hh
     if T == 1:                          # block 14: one step copies no weight ([W_ih, b] would)
         transposed = _transposed_step(N, H, T, backend.device_of(x))
         products = _product_buffer(xp, n_gates, N, H, x.dtype, transposed)
         _step_product(xp, x[0], w_ih.reshape(n_gates, H, D).swapaxes(1, 2), products, transposed)
         G = xp.empty((n_gates, 1, N, H), dtype=x.dtype)
-        bias = sum(biases[1:], biases[0]).reshape(n_gates, 1, H) if biases else 0
-        xp.add(products, bias, out=G[:, 0])                             # x W_ih,k^T + b_k, contiguous
+        xp.add(products, 0 if bias is None else bias.reshape(n_gates, 1, H), out=G[:, 0])   # + b_k, contiguous
         return G
-    if biases:
+    if bias is not None:
         x = _with_ones(xp, x)
-        w_ih = xp.concatenate([w_ih, sum(biases[1:], biases[0])[:, None]], axis=1)
+        w_ih = xp.concatenate([w_ih, bias[:, None]], axis=1)
     else:
         x = x.reshape(T * N, D)
     w_k_T = w_ih.reshape(n_gates, H, w_ih.shape[1]).transpose(0, 2, 1)  # (n_gates, D[+1], H): W_ih,k^T
