@@ -29,6 +29,13 @@ loops them, with no Function, Tensor or module, against both tiers of the same l
     plain steps / fast tier        above 1.5x: no change outside rnn_steps.py brings the
                                    reference tier within 1.5x (it takes a step with fewer calls)
     reference tier / plain steps   what the reference tier spends above its own NumPy calls
+
+A third table is the BLAS share of a floor: the same products (same shapes, same calls) made once
+by NumPy's BLAS (OpenBLAS in NumPy's wheels) and once by PyTorch's (MKL in its x86 wheels).
+
+    NumPy / PyTorch > 1    the products alone are slower under NumPy: part of the floor is the
+                           BLAS, and no change in minigrad's code removes it (it takes another
+                           BLAS under NumPy)
 """
 import argparse
 import os
@@ -525,37 +532,59 @@ def _matmuls_only(T, N, D, H):
 
 
 def _gate_matmuls_only(T, N, D, H):
+    """(step, calls): only the matmuls of the fast tier's gate-major LSTM, in NumPy (``lstm_products``)."""
+    return lstm_products(numpy, T, N, D, H)
+
+
+def _arrays(lib, rng, *shapes):
+    """Standard normal float32 arrays of ``shapes``, as NumPy arrays or (lib = torch) tensors."""
+    arrays = [rng.standard_normal(shape, dtype=F32) for shape in shapes]
+    return arrays if lib is numpy else [lib.from_numpy(a) for a in arrays]
+
+
+def lstm_products(lib, T, N, D, H):
     """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7,
-    13): the projection [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward
-    and backward (in column blocks of block 13's width), dx = sum_k dA_k W_ih,k,
-    [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
+    13), made by ``lib`` (numpy: NumPy's BLAS; torch: PyTorch's) on the same shapes: the projection
+    [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and backward (in
+    column blocks of block 13's width), dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and
+    dW_hh = dA^T H_prev per gate."""
     rng = numpy.random.default_rng(0)
     width = _column_width(N, H, T)
     nb = H // width
-    xs = rng.standard_normal((T * N, D + 1), dtype=F32)
-    w_in_T = rng.standard_normal((4, D + 1, H), dtype=F32)
-    w_rec = rng.standard_normal((4 * nb, H, width), dtype=F32)
-    w_back = rng.standard_normal((4, nb, H, width), dtype=F32)
-    w_ih_k = rng.standard_normal((4, H, D), dtype=F32)
-    hs = rng.standard_normal((T + 1, N, H), dtype=F32)
-    dA = rng.standard_normal((4, T, N, H), dtype=F32)
-    gates, parts = numpy.empty((4 * nb, N, width), F32), numpy.empty((4, nb, N, width), F32)
+    xs, w_in_T, w_rec, w_back, w_ih_k, hs, dA, gates, parts = _arrays(
+        lib, rng, (T * N, D + 1), (4, D + 1, H), (4 * nb, H, width), (4, nb, H, width), (4, H, D),
+        (T + 1, N, H), (4, T, N, H), (4 * nb, N, width), (4, nb, N, width))
 
     def step():
-        numpy.matmul(xs, w_in_T)                                          # projection, all steps
+        lib.matmul(xs, w_in_T)                                            # projection, all steps
         for t in range(T):
-            numpy.matmul(hs[t], w_rec, out=gates)                         # forward recurrence
+            lib.matmul(hs[t], w_rec, out=gates)                           # forward recurrence
         for t in range(T):
-            numpy.matmul(dA[:, t, None], w_back, out=parts)               # backward recurrence
+            lib.matmul(dA[:, t, None], w_back, out=parts)                 # backward recurrence
         flat = dA.reshape(4, T * N, H)
         dx = flat[0] @ w_ih_k[0]
         for k in range(1, 4):
             dx += flat[k] @ w_ih_k[k]                                     # dx
-        flat_T = flat.transpose(0, 2, 1)
-        numpy.matmul(flat_T, xs)                                          # [dW_ih, db]
-        numpy.matmul(flat_T, hs[:-1].reshape(T * N, H))                   # dW_hh
+        flat_T = flat.swapaxes(1, 2)
+        lib.matmul(flat_T, xs)                                            # [dW_ih, db]
+        lib.matmul(flat_T, hs[:-1].reshape(T * N, H))                     # dW_hh
     step()
     return step, 2 * T + 7
+
+
+def linear_products(lib, M, layers):
+    """(step, calls): the products of Linear layers on M rows, forward and backward, made by ``lib``
+    on the same shapes: Y = X W^T, dX = dY W, dW = dY^T X for each (in, out) in ``layers``."""
+    rng = numpy.random.default_rng(0)
+    operands = [_arrays(lib, rng, (M, n_in), (n_out, n_in), (M, n_out)) for n_in, n_out in layers]
+
+    def step():
+        for x, w, dy in operands:
+            x @ w.T                                                       # Y = X W^T
+            dy @ w                                                        # dX = dY W
+            dy.T @ x                                                      # dW = dY^T X
+    step()
+    return step, 3 * len(layers)
 
 
 # ----------------------------------------------------------------------------- the reference tier's floor
@@ -626,6 +655,20 @@ REFERENCE_CASES = [
     ("lesson 4's size: GRU, in 2, hidden 32, batch 32, T=50", ("GRU", 50, 32, 2, 32)),
     ("lesson 4's size: RNN, in 2, hidden 32, batch 32, T=50", ("RNN", 50, 32, 2, 32)),
     ("LSTM, in 128, hidden 256, batch 64, T=50 (within 1.5x)", ("LSTM", 50, 64, 128, 256)),
+]
+
+
+BLAS_CASES = [
+    ("the char LM's recurrence, nn.LSTM(32, 128), batch 32, T=64", lambda lib: lstm_products(lib, 64, 32, 32, 128)),
+    ("the char LM's recurrence, nn.LSTM(32, 256), batch 32, T=64", lambda lib: lstm_products(lib, 64, 32, 32, 256)),
+    ("nn.LSTM(256, 256), batch 8, T=64 (LSTM vs T)", lambda lib: lstm_products(lib, 64, 8, 256, 256)),
+    ("LSTM in 128, hidden 256, batch 64, T=50 (the rnn suite)", lambda lib: lstm_products(lib, 50, 64, 128, 256)),
+    ("the MLP row's Linear layers, 64 rows: 512 -> 512, 512 -> 10",
+     lambda lib: linear_products(lib, 64, [(512, 512), (512, 10)])),
+    ("lesson 12's CausalLM step, its Linear layers on 1536 rows (batch 32, T=48): 2 x (64 -> 192, 64 -> 64, "
+     "64 -> 256, 256 -> 64), 64 -> 74",
+     lambda lib: linear_products(lib, 1536, [(64, 192), (64, 64), (64, 256), (256, 64)] * 2 + [(64, 74)])),
+    ("the char LM's head, 2048 rows (batch 32, T=64): 128 -> 69", lambda lib: linear_products(lib, 2048, [(128, 69)])),
 ]
 
 
@@ -755,6 +798,20 @@ def main():
         times = common.best_times([floor, reference, fast], repeat=3 if args.quick else 15)
         print(f"| {name} | {calls / T:.0f} | {times[0] * 1e3:.3g} ms | {times[1] * 1e3:.3g} ms | "
               f"{times[2] * 1e3:.3g} ms | {times[0] / times[2]:.2f}x | {times[1] / times[0]:.2f}x |", flush=True)
+    if torch is None:
+        return
+    print()
+    print("The BLAS share: the same products, on the same shapes, made by NumPy's BLAS and by PyTorch's.")
+    print()
+    print("| products of | products per step | NumPy's BLAS | PyTorch's BLAS | NumPy / PyTorch |")
+    print("|---|---|---|---|---|")
+    for name, make_products in BLAS_CASES:
+        if args.rows not in name:
+            continue
+        (ours, calls), (theirs, _) = make_products(numpy), make_products(torch)
+        times = common.best_times([ours, theirs], repeat=3 if args.quick else 15)
+        print(f"| {name} | {calls} | {times[0] * 1e3:.3g} ms | {times[1] * 1e3:.3g} ms | "
+              f"{times[0] / times[1]:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+"""benchmarks/floors.py's BLAS table makes the same products with NumPy and with PyTorch."""
+import os
+import sys
+
+import numpy
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+import floors  # noqa: E402
+from optional_torch import needs_torch, torch  # noqa: E402
+
+
+class _Recording:
+    """A stand-in for numpy or torch that records the shapes of every matmul it is asked for."""
+
+    def __init__(self, lib):
+        self.lib, self.shapes = lib, []
+
+    def matmul(self, a, b, out=None):
+        self.shapes.append((tuple(a.shape), tuple(b.shape)))
+        return self.lib.matmul(a, b) if out is None else self.lib.matmul(a, b, out=out)
+
+    def from_numpy(self, array):
+        return array if self.lib is numpy else self.lib.from_numpy(array)
+
+
+@needs_torch
+@pytest.mark.parametrize("T, N, D, H", [(3, 2, 4, 8), (2, 33, 8, 128)])    # whole products; column blocks
+def test_lstm_products_are_the_same_calls_in_numpy_and_torch(T, N, D, H):
+    calls = {}
+    for name, lib in (("numpy", numpy), ("torch", torch)):
+        recording = _Recording(lib)
+        step, count = floors.lstm_products(recording, T, N, D, H)
+        recording.shapes.clear()
+        step()
+        calls[name] = recording.shapes
+        assert count == 2 * T + 7
+    assert calls["numpy"] == calls["torch"]
+    assert len(calls["numpy"]) == 2 * T + 3          # + the four dx products written with @
+    width = floors._column_width(N, H, T)
+    assert calls["numpy"][1][1] == ((4 * H // width, H, width) if width < H else (4, H, H))   # block 13's blocks
+    assert (width < H) == (N > 32)
+
+
+@needs_torch
+def test_linear_products_run_in_both_libraries():
+    for lib in (numpy, torch):
+        step, count = floors.linear_products(lib, 5, [(4, 3), (3, 2)])
+        step()
+        assert count == 6
