@@ -155,8 +155,8 @@ class _ForgetsSoftmaxCentering(FastScaledDotProductAttention):
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, k_t, mask, keep, out, lse, stored = ctx.saved_tensors
-        p = stored                                             # P, kept by the forward (cpu arrays in this test)
+        q_scaled, q_t, k, v, bias_t, keep, out, lse, stored = ctx.saved_tensors
+        p = stored.swapaxes(-1, -2)                            # P, kept by the forward as P^T (cpu arrays here)
         ds = p * (dout @ v.swapaxes(-1, -2))
         return ds @ k * ctx.scale, ds.swapaxes(-1, -2) @ q_scaled, p.swapaxes(-1, -2) @ dout, None, None, None, None
 

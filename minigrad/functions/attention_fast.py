@@ -55,6 +55,8 @@ A query whose keys are all masked gets P = 0: a zero output and zero gradients.
 No keys at all (Tk = 0) leaves nothing to split into blocks: F.scaled_dot_product_attention
 sends that case to the reference.
 """
+import math
+
 from .. import backend
 from ..autograd import Function, unbroadcast
 from .attention import check_attention_inputs
@@ -64,24 +66,40 @@ BLOCK_ELEMENTS = 2 ** 20   # scores per block: 4 MB of float32 (2^21: MHA batch 
 STORED_SCORES = 2 ** 26    # the largest P the forward keeps for the backward (block 2)
 
 
-def _score_blocks(rows, queries, per_query):
-    """(row slice, query slice) pairs covering rows x queries, about BLOCK_ELEMENTS scores each.
+def _score_blocks(batch, tq, tk, split_queries=True):
+    """(lead, queries) pairs covering the scores batch + (Tq, Tk), about BLOCK_ELEMENTS scores each:
+    ``lead`` slices the first one or two batch dimensions (examples, heads), ``queries`` the queries.
 
-    rows: the first batch dimension; per_query: scores per query row in one row
-    of the batch (heads * Tk).  Whole rows when they fit, else one row at a time
-    split along the queries.
+    Whole examples when they fit; else one example and a few heads (the second batch dimension);
+    else one example and one head, split along the queries, but only when ``split_queries``: a
+    block of queries is a block of columns of P^T (block 6), strided, so a P kept whole (block 2)
+    is blocked no finer than one head.
     """
-    if queries * per_query <= BLOCK_ELEMENTS:
-        step = max(1, BLOCK_ELEMENTS // (queries * per_query))
-        return [(slice(r, min(r + step, rows)), slice(0, queries)) for r in range(0, rows, step)]
-    step = max(1, BLOCK_ELEMENTS // per_query)
-    return [(slice(r, r + 1), slice(i, min(i + step, queries)))
-            for r in range(rows) for i in range(0, queries, step)]
+    rows, per_row = batch[0], math.prod(batch[1:]) * tq * tk
+    if per_row <= BLOCK_ELEMENTS or (len(batch) == 1 and not split_queries):
+        step = max(1, BLOCK_ELEMENTS // per_row)
+        return [((slice(r, min(r + step, rows)),), slice(0, tq)) for r in range(0, rows, step)]
+    if len(batch) > 1:
+        heads, per_head = batch[1], math.prod(batch[2:]) * tq * tk
+        if per_head <= BLOCK_ELEMENTS or not split_queries:
+            step = max(1, BLOCK_ELEMENTS // per_head)
+            return [((slice(r, r + 1), slice(h, min(h + step, heads))), slice(0, tq))
+                    for r in range(rows) for h in range(0, heads, step)]
+        step = max(1, BLOCK_ELEMENTS // (math.prod(batch[2:]) * tk))
+        return [((slice(r, r + 1), slice(h, h + 1)), slice(i, min(i + step, tq)))
+                for r in range(rows) for h in range(heads) for i in range(0, tq, step)]
+    step = max(1, BLOCK_ELEMENTS // tk)
+    return [((slice(r, r + 1),), slice(i, min(i + step, tq))) for r in range(rows) for i in range(0, tq, step)]
 
 
-def _block_size(blocks, per_query):
+def _block_size(blocks, batch, tk):
     """The largest number of scores in one block."""
-    return max((r.stop - r.start) * (i.stop - i.start) for r, i in blocks) * per_query
+    def size(lead, queries):
+        n = (queries.stop - queries.start) * tk * math.prod(batch[len(lead):])
+        for extent in lead:
+            n *= extent.stop - extent.start
+        return n
+    return max(size(lead, queries) for lead, queries in blocks)
 
 
 def _broadcast(xp, array, shape):
@@ -118,104 +136,109 @@ class FastScaledDotProductAttention(Function):
         dtype = q.dtype
         q_scaled = xp.multiply(_broadcast(xp, q, batch + q.shape[-2:]), scale,
                                out=xp.empty(batch + q.shape[-2:], dtype))        # Q scale  (..., Tq, Dk)
-        k_t = xp.ascontiguousarray(xp.swapaxes(_broadcast(xp, k, batch + k.shape[-2:]), -1, -2))  # (..., Dk, Tk)
+        q_t = xp.ascontiguousarray(xp.swapaxes(q_scaled, -1, -2))               # (Q scale)^T  (..., Dk, Tq)
+        k_b = _broadcast(xp, k, batch + k.shape[-2:])                           # (..., Tk, Dk)
         v_b = _broadcast(xp, v, batch + v.shape[-2:])                           # (..., Tk, Dv)
-        bias_b = None if bias is None else _broadcast(xp, bias, scores_shape)
+        bias_t = None                                          # B^T (..., Tk, Tq): block 6
+        if bias is not None:
+            bias_t = _broadcast(xp, xp.ascontiguousarray(xp.swapaxes(bias, -1, -2)), batch + (tk, tq))
         keep = None
         if dropout_p > 0.0:
             keep = backend.random_bernoulli(scores_shape, 1.0 - dropout_p, backend.device_of(q))
         out = xp.empty(batch + (tq, v.shape[-1]), dtype)
         weights = xp.empty(scores_shape, dtype) if return_weights else None
-        per_query = tk
-        for n in batch[1:]:
-            per_query *= n
-        blocks = _score_blocks(batch[0], tq, per_query)
-        stored = None                                          # block 2: the whole P, while it is small
-        lse = None                                             # without P: each row's log-sum-exp
-        if batch[0] * tq * per_query <= STORED_SCORES:
-            stored = xp.empty(scores_shape, dtype)
+        keep_p = math.prod(scores_shape) <= STORED_SCORES
+        blocks = _score_blocks(batch, tq, tk, split_queries=not keep_p)
+        stored = None                                          # block 2: the whole P^T, while it is small
+        lse = None                                             # without P: each query's log-sum-exp
+        if keep_p:
+            stored = xp.empty(batch + (tk, tq), dtype)
         else:
-            buffer = xp.empty(_block_size(blocks, per_query), dtype)
-            lse = xp.empty(batch + (tq, 1), dtype)
-        for rows, queries in blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            s = stored[at] if stored is not None else _view(buffer, q_scaled[at].shape[:-1] + (tk,))
-            xp.matmul(q_scaled[at], k_t[rows], out=s)                             # Q K^T scale block
-            if bias_b is not None:
-                s += bias_b[at]                               # S block
-            row_max = s.max(axis=-1, keepdims=True)
-            if bias_b is not None:
-                row_max[row_max == -xp.inf] = 0               # all keys masked: exp(-inf) = 0 below
-            s -= row_max
+            buffer = xp.empty(_block_size(blocks, batch, tk), dtype)
+            lse = xp.empty(batch + (1, tq), dtype)
+        for lead, queries in blocks:
+            at = lead + (Ellipsis, queries, slice(None))       # a block of query rows: Q, O, weights
+            at_t = lead + (Ellipsis, slice(None), queries)     # the same queries' columns: S^T, P^T
+            s = stored[at_t] if stored is not None else _view(buffer, k_b[lead].shape[:-1] + (q_t[at_t].shape[-1],))
+            xp.matmul(k_b[lead], q_t[at_t], out=s)                                # (Q K^T scale)^T block
+            if bias_t is not None:
+                s += bias_t[at_t]                             # S^T block
+            key_max = s.max(axis=-2, keepdims=True)           # each query's max over its keys
+            if bias_t is not None:
+                key_max[key_max == -xp.inf] = 0               # all keys masked: exp(-inf) = 0 below
+            s -= key_max
             xp.exp(s, out=s)
-            total = s.sum(axis=-1, keepdims=True)
-            if bias_b is not None:
-                total[total == 0] = 1                         # so those rows stay 0, not 0/0
-            s *= 1 / total                                    # P block, in place
+            total = s.sum(axis=-2, keepdims=True)
+            if bias_t is not None:
+                total[total == 0] = 1                         # so those queries stay 0, not 0/0
+            s *= 1 / total                                    # P^T block, in place
             if lse is not None:
-                lse[at] = row_max + xp.log(total)             # P = exp(S - lse), for the backward
+                lse[at_t] = key_max + xp.log(total)           # P = exp(S - lse), for the backward
             if weights is not None:
-                weights[at] = s
+                weights[at] = xp.swapaxes(s, -1, -2)
             if keep is not None:
-                s = s * keep[at]                              # (a new array: P itself may be kept)
-                s *= 1.0 / (1.0 - dropout_p)                  # D block
-            out[at] = xp.matmul(s, v_b[rows])                 # O block = D V
-        ctx.save_for_backward(q_scaled, k, v, k_t, bias_b, keep, out, lse, stored)
+                s = s * xp.swapaxes(keep[at], -1, -2)         # (a new array: P itself may be kept)
+                s *= 1.0 / (1.0 - dropout_p)                  # D^T block
+            out[at] = xp.matmul(xp.swapaxes(s, -1, -2), v_b[lead])    # O block = D V
+        ctx.save_for_backward(q_scaled, q_t, k, v, bias_t, keep, out, lse, stored)
         ctx.scale, ctx.dropout_p, ctx.unbatched = scale, dropout_p, unbatched
-        ctx.blocks, ctx.block_size = blocks, _block_size(blocks, per_query)
+        ctx.blocks, ctx.block_size = blocks, _block_size(blocks, batch, tk)
         if unbatched:
             out, weights = out[0], (None if weights is None else weights[0])
         return (out, weights) if return_weights else out
 
     @staticmethod
     def backward(ctx, dout, dweights=None):
-        q_scaled, k, v, k_t, bias_b, keep, out, lse, stored = ctx.saved_tensors
+        q_scaled, q_t, k, v, bias_t, keep, out, lse, stored = ctx.saved_tensors
         xp = backend.array_module(dout, out)
         if ctx.unbatched:
             dout = dout[None]
             dweights = None if dweights is None else dweights[None]
-        batch, tk = q_scaled.shape[:-2], k_t.shape[-1]
+        batch, tk = q_scaled.shape[:-2], k.shape[-2]
         k_b = _broadcast(xp, k, batch + k.shape[-2:])
-        v_t = xp.ascontiguousarray(xp.swapaxes(_broadcast(xp, v, batch + v.shape[-2:]), -1, -2))  # (..., Dv, Tk)
-        inner = (dout * out).sum(axis=-1, keepdims=True)     # rowsum(dP * P) = rowsum(dO * O)
+        v_b = _broadcast(xp, v, batch + v.shape[-2:])
+        dout_t = xp.ascontiguousarray(xp.swapaxes(dout, -1, -2))                # dO^T (..., Dv, Tq)
+        inner = xp.swapaxes((dout * out).sum(axis=-1, keepdims=True), -1, -2)  # rowsum(dP * P) = rowsum(dO * O), (..., 1, Tq)
         dq = xp.empty(q_scaled.shape, q_scaled.dtype)
         dk = xp.zeros(batch + k.shape[-2:], k.dtype)
         dv = xp.zeros(batch + v.shape[-2:], v.dtype)
-        dbias = xp.empty(bias_b.shape, out.dtype) if ctx.needs_input_grad[3] else None
+        dbias = xp.empty(batch + (q_scaled.shape[-2], tk), out.dtype) if ctx.needs_input_grad[3] else None
         dp_buffer = xp.empty(ctx.block_size, out.dtype)
         p_buffer = xp.empty(ctx.block_size, out.dtype) if stored is None else None
-        for rows, queries in ctx.blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            shape = q_scaled[at].shape[:-1] + (tk,)
+        for lead, queries in ctx.blocks:
+            at = lead + (Ellipsis, queries, slice(None))
+            at_t = lead + (Ellipsis, slice(None), queries)
+            shape = k_b[lead].shape[:-1] + (q_t[at_t].shape[-1],)                 # (..., Tk, block's Tq)
             if stored is not None:
-                p = stored[at]                                # P, kept by the forward (block 2)
+                p = stored[at_t]                              # P^T, kept by the forward (block 2)
             else:
                 p = _view(p_buffer, shape)
-                xp.matmul(q_scaled[at], k_t[rows], out=p)    # S block again
-                if bias_b is not None:
-                    p += bias_b[at]
-                p -= lse[at]
-                xp.exp(p, out=p)                              # P = exp(S - lse)
+                xp.matmul(k_b[lead], q_t[at_t], out=p)       # S^T block again
+                if bias_t is not None:
+                    p += bias_t[at_t]
+                p -= lse[at_t]
+                xp.exp(p, out=p)                              # P^T = exp(S - lse)^T
             d = p
             if keep is not None:
-                d = p * keep[at]
-                d *= 1.0 / (1.0 - ctx.dropout_p)              # D
-            dv[rows] += xp.matmul(xp.swapaxes(d, -1, -2), dout[at])               # dV = D^T dO
+                d = p * xp.swapaxes(keep[at], -1, -2)
+                d *= 1.0 / (1.0 - ctx.dropout_p)              # D^T
+            dv[lead] += xp.matmul(d, dout[at])                # dV = D^T dO
             dp = _view(dp_buffer, shape)
-            xp.matmul(dout[at], v_t[rows], out=dp)           # dL/dD = dO V^T
+            xp.matmul(v_b[lead], dout_t[at_t], out=dp)       # (dL/dD)^T = V dO^T
             if keep is not None:
-                dp *= keep[at]                                # dL/dP = dL/dD * keep / (1 - p)
+                dp *= xp.swapaxes(keep[at], -1, -2)           # dL/dP = dL/dD * keep / (1 - p)
                 dp *= 1.0 / (1.0 - ctx.dropout_p)
-            row_inner = inner[at]
+            query_inner = inner[at_t]
             if dweights is not None:                          # the weights were an output too
-                dp += dweights[at]
-                row_inner = row_inner + (dweights[at] * p).sum(axis=-1, keepdims=True)
-            dp -= row_inner
-            dp *= p                                           # dS = P * (dP - rowsum(dP * P))
+                dweights_t = xp.swapaxes(dweights[at], -1, -2)
+                dp += dweights_t
+                query_inner = query_inner + (dweights_t * p).sum(axis=-2, keepdims=True)
+            dp -= query_inner
+            dp *= p                                           # dS^T = P^T * (dP - rowsum(dP * P))^T
             if dbias is not None:
-                dbias[at] = dp                                # dB = dS
-            dq[at] = xp.matmul(dp, k_b[rows])                 # dQ = dS K scale (scale below)
-            dk[rows] += xp.matmul(xp.swapaxes(dp, -1, -2), q_scaled[at])          # dK = dS^T Q scale
+                dbias[at] = xp.swapaxes(dp, -1, -2)           # dB = dS
+            dq[at] = xp.matmul(xp.swapaxes(dp, -1, -2), k_b[lead])    # dQ = dS K scale (scale below)
+            dk[lead] += xp.matmul(dp, q_scaled[at])           # dK = dS^T Q scale
         dq *= ctx.scale
         (q_shape, k_shape, v_shape, bias_shape), needs = ctx.shapes, ctx.needs_input_grad
         dq = unbroadcast(dq, tuple(q_shape)) if needs[0] else None     # sum over broadcast copies
