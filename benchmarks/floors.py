@@ -263,9 +263,10 @@ def stacked_lstm_floor(T, N, D, H, layers=1, directions=1):
 def mha_floor(B, T, d, heads, seed=0):
     """(step, NumPy calls per step): self-attention forward + backward, loss = sum of the outputs.
 
-    The attention itself as attention_fast.py does it at these sizes: blocks of about
-    BLOCK_ELEMENTS scores, P kept whole for the backward (up to STORED_SCORES scores), dP in
-    one buffer allocated once, rowsum(dP * P) as rowsum(dO * O).
+    The attention itself as attention_fast.py does it at these sizes: the scores kept keys x
+    queries (S^T, P^T, dP^T: block 6), blocks of about BLOCK_ELEMENTS scores (examples, then
+    heads), P^T kept whole for the backward (up to STORED_SCORES scores), dP^T in one buffer
+    allocated once, rowsum(dP * P) as rowsum(dO * O).
     """
     from minigrad.functions.attention_fast import STORED_SCORES, _block_size, _score_blocks
     rng = numpy.random.default_rng(seed)
@@ -277,8 +278,8 @@ def mha_floor(B, T, d, heads, seed=0):
     hd = d // heads
     scale = 1 / numpy.sqrt(hd)
     dout = numpy.ones((B * T, d), F32)
-    blocks = _score_blocks(B, T, heads * T)
-    size = _block_size(blocks, heads * T)
+    blocks = _score_blocks((B, heads), T, T, split_queries=False)
+    size = _block_size(blocks, (B, heads), T)
     assert B * heads * T * T <= STORED_SCORES, "P is recomputed at this size: not this floor's algorithm"
 
     def split(a):                                                         # (B*T, d) -> (B, heads, T, hd)
@@ -295,19 +296,20 @@ def mha_floor(B, T, d, heads, seed=0):
         qkv += b_in
         q, k, v = (numpy.ascontiguousarray(split(qkv[:, j * d:(j + 1) * d])) for j in range(3))
         q *= scale
-        k_t = numpy.ascontiguousarray(k.transpose(0, 1, 3, 2))
+        q_t = numpy.ascontiguousarray(q.transpose(0, 1, 3, 2))
         out = numpy.empty((B, heads, T, hd), F32)
-        P = numpy.empty((B, heads, T, T), F32)
-        for rows, queries in blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            s = P[at]
-            numpy.matmul(q[at], k_t[rows], out=s)
-            row_max = s.max(axis=-1, keepdims=True)
-            s -= row_max
+        P_t = numpy.empty((B, heads, T, T), F32)                           # P^T: keys x queries
+        for lead, queries in blocks:
+            at = lead + (Ellipsis, queries, slice(None))
+            at_t = lead + (Ellipsis, slice(None), queries)
+            s = P_t[at_t]
+            numpy.matmul(k[lead], q_t[at_t], out=s)
+            key_max = s.max(axis=-2, keepdims=True)
+            s -= key_max
             numpy.exp(s, out=s)
-            total = s.sum(axis=-1, keepdims=True)
-            s /= total
-            out[at] = numpy.matmul(s, v[rows])
+            total = s.sum(axis=-2, keepdims=True)
+            s *= 1 / total
+            out[at] = numpy.matmul(s.swapaxes(-1, -2), v[lead])
         context = merge(out)
         y = context @ w_out.T
         y += b_out
@@ -315,23 +317,23 @@ def mha_floor(B, T, d, heads, seed=0):
         dcontext = split(dout @ w_out)
         context.T @ dout, dout.sum(axis=0)                                # dW_out, db_out
         dO = numpy.ascontiguousarray(dcontext)
-        v_t = numpy.ascontiguousarray(v.transpose(0, 1, 3, 2))
-        inner = (dO * out).sum(axis=-1, keepdims=True)
+        dO_t = numpy.ascontiguousarray(dcontext.transpose(0, 1, 3, 2))
+        inner = (dO * out).sum(axis=-1, keepdims=True).swapaxes(-1, -2)  # (B, heads, 1, T)
         dq = numpy.empty((B, heads, T, hd), F32)
         dk = numpy.zeros((B, heads, T, hd), F32)
         dv = numpy.zeros((B, heads, T, hd), F32)
         dp_buffer = numpy.empty(size, F32)
-        for rows, queries in blocks:
-            at = (rows, Ellipsis, queries, slice(None))
-            shape = q[at].shape[:-1] + (T,)
-            p = P[at]
-            dv[rows] += numpy.matmul(p.transpose(0, 1, 3, 2), dO[at])
-            dp = view(dp_buffer, shape)
-            numpy.matmul(dO[at], v_t[rows], out=dp)
-            dp -= inner[at]
+        for lead, queries in blocks:
+            at = lead + (Ellipsis, queries, slice(None))
+            at_t = lead + (Ellipsis, slice(None), queries)
+            p = P_t[at_t]
+            dv[lead] += numpy.matmul(p, dO[at])
+            dp = view(dp_buffer, p.shape)
+            numpy.matmul(v[lead], dO_t[at_t], out=dp)
+            dp -= inner[at_t]
             dp *= p
-            dq[at] = numpy.matmul(dp, k[rows])
-            dk[rows] += numpy.matmul(dp.transpose(0, 1, 3, 2), q[at])
+            dq[at] = numpy.matmul(dp.swapaxes(-1, -2), k[lead])
+            dk[lead] += numpy.matmul(dp, q[at])
         dq *= scale
         dqkv = numpy.concatenate([merge(dq), merge(dk), merge(dv)], axis=1)
         dqkv.T @ x, dqkv.sum(axis=0)                                      # dW_in, db_in

@@ -379,6 +379,36 @@ def test_attention_equal_in_small_blocks(monkeypatch):
     _compare(*_on_both_tiers(_attention((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2), mask, 0.2, True)))
 
 
+@pytest.mark.parametrize("shapes", [
+    ((4, 5), (6, 5), (6, 3)),                                 # unbatched: one leading dimension to block over
+    ((3, 4, 5), (3, 6, 5), (3, 6, 2)),                        # one batch dimension: examples, then queries
+    ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 2)),               # examples, heads, then queries
+    ((2, 3, 2, 4, 5), (2, 3, 2, 6, 5), (2, 3, 2, 6, 2)),      # a third batch dimension inside a head's block
+])
+@pytest.mark.parametrize("block", [24, 25, 48, 49, 144, 7])  # about one head (Tq Tk = 24), two, one example...
+@pytest.mark.parametrize("stored_scores", [0, 2 ** 26])      # P recomputed (blocks of queries), P kept
+def test_attention_equal_in_blocks_of_examples_heads_and_queries(monkeypatch, shapes, block, stored_scores):
+    """attention_fast's blocks 1 and 6 at sizes around each way of splitting, for every batch rank."""
+    from minigrad.functions import attention_fast
+    monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", block)
+    monkeypatch.setattr(attention_fast, "STORED_SCORES", stored_scores)
+    mask = _masks()["causal (Tq, Tk)"]
+    _compare(*_on_both_tiers(_attention(*shapes, mask, 0.0, True)))
+
+
+def test_attention_blocks_of_a_kept_P_are_whole_heads():
+    """A P kept whole (block 2) is split no finer than one head: a block of queries would be a strided
+    block of P^T (block 6).  Recomputing P, a head is split along its queries."""
+    from minigrad.functions.attention_fast import BLOCK_ELEMENTS, _score_blocks
+    big = BLOCK_ELEMENTS // 64 + 1                            # one head: big * 64 > BLOCK_ELEMENTS scores
+    kept = _score_blocks((2, 3), big, 64, split_queries=False)
+    assert [(lead, queries) for lead, queries in kept] == \
+        [((slice(r, r + 1), slice(h, h + 1)), slice(0, big)) for r in range(2) for h in range(3)]
+    recomputed = _score_blocks((2, 3), big, 64)
+    assert len(recomputed) > len(kept) and all(queries.stop - queries.start < big for _, queries in recomputed)
+    assert _score_blocks((2, 3), 4, 64) == [((slice(0, 2),), slice(0, 4))]     # small: whole examples
+
+
 @pytest.mark.parametrize("stored_scores", [143, 144])    # P has 2 * 3 * 4 * 6 = 144 scores: recomputed, kept
 @pytest.mark.parametrize("mask_name", ["none", "random (N, 1, Tq, Tk)", "float (N, 1, Tq, Tk)"])
 @pytest.mark.parametrize("dropout_p", [0.0, 0.3])

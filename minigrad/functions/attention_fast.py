@@ -15,15 +15,16 @@ What this tier changes, block by block (the reference's lines in brackets):
      memory for long sequences: at batch 8, 8 heads and T = 1024 each is
      256 MB, and a fresh buffer of that size costs more to allocate than to
      fill.  So the work is done in blocks of about BLOCK_ELEMENTS scores (a few
-     examples, or a few query rows of one example: query rows are independent),
-     in buffers allocated once per call and reused (a few MB: mostly in the
-     CPU cache); the softmax runs in place in the block (in P itself when
-     block 2 keeps it).  [``scores = ...``,
+     examples, or a few heads of one example, or a few query rows of one head:
+     query rows are independent), in buffers allocated once per call and reused
+     (a few MB: mostly in the CPU cache); the softmax runs in place in the block
+     (in P itself when block 2 keeps it).  A P kept whole is blocked no finer
+     than one head (block 6: a block of queries is a strided block of P^T).  [``scores = ...``,
      ``softmax_over_keys``, and each line of the backward, on whole matrices.]
   2. P is stored only while it is small.  Up to STORED_SCORES scores (2^26:
      256 MB of float32, batch 8, 8 heads, T = 1024) the forward writes its P
      blocks straight into one whole P array and the backward reads them back.
-     Beyond that the forward keeps only each row's log-sum-exp,
+     Beyond that the forward keeps only each query's log-sum-exp,
      lse = log sum_j exp(S_ij), and the backward recomputes each block's
      P = exp(S - lse) from Q and K (one more matmul, as FlashAttention does),
      so memory stays a few blocks however long the sequence.  (Recomputing at
@@ -33,13 +34,24 @@ What this tier changes, block by block (the reference's lines in brackets):
      as O = D V): a pass over (Tq, Dv) instead of one over (Tq, Tk).
      [``(dp * weights).sum(axis=-1)``; with returned weights their term is
      added per block.]  (Per block instead: +27% at T = 128, +18% at T = 1024.)
-  4. Q * scale and K^T made contiguous once, shared by the forward and (beyond
-     block 2's size) the backward's recomputation (K^T and V^T as strided views
-     instead: +5% at batch 32, T = 128; -5% at batch 8, T = 1024, measured
-     before block 2 kept P: kept for the T = 128 layers).
+  4. Q * scale and its transpose made contiguous once, shared by the forward and
+     (beyond block 2's size) the backward's recomputation; dO^T once in the
+     backward.  (Measured before block 6 with K^T and V^T: strided views instead
+     were +5% at batch 32, T = 128 and -5% at batch 8, T = 1024.)
   5. A bias B that needs its gradient (a learned one) gets dB = dS block by
      block, in a (..., Tq, Tk) array summed over B's broadcast copies at the
      end: the one case that holds a whole matrix.  [``unbroadcast(ds, ...)``.]
+  6. The scores are kept transposed, keys x queries: S^T = K (Q scale)^T + B^T,
+     P^T, dP^T = V dO^T, dS^T, so the softmax's max and sum over the keys are
+     reductions over axis -2.  NumPy reduces over the last axis one row at a time
+     (a max over (32, 8, 128, 128) along -1: 3.7 ms, more than its exp, 2.6 ms;
+     along -2: 1.3 ms).  The products take P^T and dS^T as they are (dV = P^T dO,
+     dK = dS^T Q) or transposed (O = (P^T)^T V, dQ = (dS^T)^T K): BLAS reads a
+     transposed operand at no cost.  [``scores = q @ k^T``, ``.max(axis=-1)``,
+     ``.sum(axis=-1)``.]  (A/B in one process, MultiheadAttention fwd+bwd, Intel
+     Xeon, one thread: batch 8, T = 64 / 128 / 256 / 512 / 1024: 0.96 / 0.93-0.95 /
+     0.98 / 0.84 / 0.84-0.85; batch 32, T = 128 0.94-0.97; lesson 12's CausalLM
+     training step 0.93; TransformerEncoderLayer 0.97; the decoding rows even.)
 
 Measured as a whole against the reference (same process, paired medians,
 one BLAS thread): the reference was 1.3-1.6x slower at batch 32, 8 heads,
