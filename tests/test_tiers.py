@@ -402,8 +402,7 @@ def test_attention_blocks_of_a_kept_P_are_whole_heads():
     from minigrad.functions.attention_fast import BLOCK_ELEMENTS, _score_blocks
     big = BLOCK_ELEMENTS // 64 + 1                            # one head: big * 64 > BLOCK_ELEMENTS scores
     kept = _score_blocks((2, 3), big, 64, split_queries=False)
-    assert [(lead, queries) for lead, queries in kept] == \
-        [((slice(r, r + 1), slice(h, h + 1)), slice(0, big)) for r in range(2) for h in range(3)]
+    assert kept == [((slice(r, r + 1), slice(h, h + 1)), slice(0, big)) for r in range(2) for h in range(3)]
     recomputed = _score_blocks((2, 3), big, 64)
     assert len(recomputed) > len(kept) and all(queries.stop - queries.start < big for _, queries in recomputed)
     assert _score_blocks((2, 3), 4, 64) == [((slice(0, 2),), slice(0, 4))]     # small: whole examples

@@ -161,12 +161,13 @@ class FastScaledDotProductAttention(Function):
         weights = xp.empty(scores_shape, dtype) if return_weights else None
         keep_p = math.prod(scores_shape) <= STORED_SCORES
         blocks = _score_blocks(batch, tq, tk, split_queries=not keep_p)
+        block_size = _block_size(blocks, batch, tk)
         stored = None                                          # block 2: the whole P^T, while it is small
         lse = None                                             # without P: each query's log-sum-exp
         if keep_p:
             stored = xp.empty(batch + (tk, tq), dtype)
         else:
-            buffer = xp.empty(_block_size(blocks, batch, tk), dtype)
+            buffer = xp.empty(block_size, dtype)
             lse = xp.empty(batch + (1, tq), dtype)
         for lead, queries in blocks:
             at = lead + (Ellipsis, queries, slice(None))       # a block of query rows: Q, O, weights
@@ -194,7 +195,7 @@ class FastScaledDotProductAttention(Function):
             out[at] = xp.matmul(xp.swapaxes(s, -1, -2), v_b[lead])    # O block = D V
         ctx.save_for_backward(q_scaled, q_t, k, v, bias_t, keep, out, lse, stored)
         ctx.scale, ctx.dropout_p, ctx.unbatched = scale, dropout_p, unbatched
-        ctx.blocks, ctx.block_size = blocks, _block_size(blocks, batch, tk)
+        ctx.blocks, ctx.block_size = blocks, block_size
         if unbatched:
             out, weights = out[0], (None if weights is None else weights[0])
         return (out, weights) if return_weights else out
@@ -231,14 +232,15 @@ class FastScaledDotProductAttention(Function):
                 p -= lse[at_t]
                 xp.exp(p, out=p)                              # P^T = exp(S - lse)^T
             d = p
-            if keep is not None:
-                d = p * xp.swapaxes(keep[at], -1, -2)
+            keep_t = None if keep is None else xp.swapaxes(keep[at], -1, -2)     # keep^T block
+            if keep_t is not None:
+                d = p * keep_t
                 d *= 1.0 / (1.0 - ctx.dropout_p)              # D^T
             dv[lead] += xp.matmul(d, dout[at])                # dV = D^T dO
             dp = _view(dp_buffer, shape)
             xp.matmul(v_b[lead], dout_t[at_t], out=dp)       # (dL/dD)^T = V dO^T
-            if keep is not None:
-                dp *= xp.swapaxes(keep[at], -1, -2)           # dL/dP = dL/dD * keep / (1 - p)
+            if keep_t is not None:
+                dp *= keep_t                                  # dL/dP = dL/dD * keep / (1 - p)
                 dp *= 1.0 / (1.0 - ctx.dropout_p)
             query_inner = inner[at_t]
             if dweights is not None:                          # the weights were an output too
