@@ -533,11 +533,6 @@ def _matmuls_only(T, N, D, H):
     return bench_rnn._matmul_floor(T, N, D, H), 2 * T + 4
 
 
-def _gate_matmuls_only(T, N, D, H):
-    """(step, calls): only the matmuls of the fast tier's gate-major LSTM, in NumPy (``lstm_products``)."""
-    return lstm_products(numpy, T, N, D, H)
-
-
 def _arrays(lib, rng, *shapes):
     """Standard normal float32 arrays of ``shapes``, as NumPy arrays or (lib = torch) tensors."""
     arrays = [rng.standard_normal(shape, dtype=F32) for shape in shapes]
@@ -738,9 +733,9 @@ CASES = [
     ("nn.LSTM(32, 128) fwd+bwd, batch 32, T=128: the char LM's recurrence, hidden 128 (workloads)",
      ("lstm", (128, 32, 32, 128)), lambda: lstm_floor(128, 32, 32, 128)),
     ("nn.LSTM(32, 256) fwd+bwd, batch 32, T=64: its matmuls only, gate-major (the fast tier's)",
-     ("lstm", (64, 32, 32, 256)), lambda: _gate_matmuls_only(64, 32, 32, 256)),
+     ("lstm", (64, 32, 32, 256)), lambda: lstm_products(numpy, 64, 32, 32, 256)),
     ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64: its matmuls only, gate-major (the fast tier's)",
-     ("lstm", (64, 8, 256, 256)), lambda: _gate_matmuls_only(64, 8, 256, 256)),
+     ("lstm", (64, 8, 256, 256)), lambda: lstm_products(numpy, 64, 8, 256, 256)),
     ("chain of 1000 tiny ops on (4,), forward + backward", ("chain", (True,)), lambda: chain_floor(True)),
     ("chain of 1000 tiny ops on (4,), forward only, no_grad", ("chain", (False,)), lambda: chain_floor(False)),
     ("Linear-LayerNorm-ReLU-Linear + cross_entropy (64, 512), fwd+bwd", ("mlp", (None,)), lambda: mlp_floor()),
