@@ -48,7 +48,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]
 import numpy  # noqa: E402
 
 import common  # noqa: E402
-from minigrad.functions.rnn_fast import _column_width, _transposed_loop  # noqa: E402
+from minigrad.functions.rnn_fast import _column_width  # noqa: E402
 
 F32 = numpy.float32
 
@@ -81,15 +81,10 @@ def lstm_floor(T, N, D, H, seed=0):
     i, f, g, o = gates
     dh_parts = numpy.empty((4, N, H), F32)
     G_t = [G[:, t] for t in range(T)]
-    loop_T = _transposed_loop(N, H, T)                                   # W_hh h^T, W_hh^T da^T (block 15)
-    width = H if loop_T else _column_width(N, H, T)                      # column blocks (block 13)
+    width = _column_width(N, H, T)                                       # column blocks (block 13)
     nb = H // width
     products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_t, gates
     w_blocks = w_hh.reshape(4, H, H)
-    if loop_T:
-        products = numpy.empty((4 * H, N), F32)
-        products_by_gate = products.reshape(4, H, N).transpose(0, 2, 1)
-        dh_parts = numpy.empty((4 * H, N), F32)
     if nb > 1:
         products = numpy.empty((4 * nb, N, width), F32)
         products_by_gate = products.reshape(4, nb, N, width).transpose(0, 2, 1, 3)
@@ -108,20 +103,13 @@ def lstm_floor(T, N, D, H, seed=0):
         w_in *= half_rows[:, None]
         projection = numpy.matmul(xs, w_in.reshape(4, H, D + 1).transpose(0, 2, 1))   # (4, T*N, H)
         G[...] = projection.reshape(4, T, N, H)
-        if loop_T:
-            w_rec = w_hh * half_rows[:, None]
-            w_back = numpy.ascontiguousarray(w_hh.T)
-        else:
-            w_rec = numpy.ascontiguousarray((w_hh * half_rows[:, None]).reshape(4, H, H).transpose(0, 2, 1))
+        w_rec = numpy.ascontiguousarray((w_hh * half_rows[:, None]).reshape(4, H, H).transpose(0, 2, 1))
         calls = 7
         if nb > 1:
             w_rec = numpy.ascontiguousarray(w_rec.reshape(4, H, nb, width).transpose(0, 2, 1, 3)).reshape(4 * nb, H, width)
             calls += 1
         for t in range(T):
-            if loop_T:
-                numpy.matmul(w_rec, hs_t[t].T, out=products)
-            else:
-                numpy.matmul(hs_t[t], w_rec, out=products)
+            numpy.matmul(hs_t[t], w_rec, out=products)
             numpy.add(products_by_gate, G_by_gate[t], out=gates_by_gate)
             numpy.tanh(gates, out=gates)
             numpy.multiply(gates, half, out=gates)
@@ -151,10 +139,7 @@ def lstm_floor(T, N, D, H, seed=0):
             dc = dc_next + dh * slope_c[t]
             da[:3] *= dc
             da[3] *= dh
-            if loop_T:
-                numpy.copyto(dh_parts.reshape(4, H, N), da.transpose(0, 2, 1))
-                dh_next = numpy.matmul(w_back, dh_parts).T
-            elif nb == 1:
+            if nb == 1:
                 numpy.matmul(da, w_blocks, out=dh_parts)
                 dh_next = dh_parts.sum(axis=0)
             else:
@@ -556,34 +541,23 @@ def _arrays(lib, rng, *shapes):
 
 def lstm_products(lib, T, N, D, H):
     """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7,
-    13, 15), made by ``lib`` (numpy: NumPy's BLAS; torch: PyTorch's) on the same shapes: the projection
+    13), made by ``lib`` (numpy: NumPy's BLAS; torch: PyTorch's) on the same shapes: the projection
     [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and backward (in
-    column blocks of block 13's width; or, block 15, W_hh h^T and W_hh^T da^T, one product each),
-    dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
+    column blocks of block 13's width), dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and
+    dW_hh = dA^T H_prev per gate."""
     rng = numpy.random.default_rng(0)
-    loop_T = _transposed_loop(N, H, T)
     width = _column_width(N, H, T)
     nb = H // width
-    xs, w_in_T, w_ih_k, hs, dA = _arrays(lib, rng, (T * N, D + 1), (4, D + 1, H), (4, H, D), (T + 1, N, H),
-                                         (4, T, N, H))
-    if loop_T:
-        w_rec, w_back, gates, da_T = _arrays(lib, rng, (4 * H, H), (H, 4 * H), (4 * H, N), (4 * H, N))
-    else:
-        w_rec, w_back, gates, parts = _arrays(lib, rng, (4 * nb, H, width), (4, nb, H, width),
-                                              (4 * nb, N, width), (4, nb, N, width))
+    xs, w_in_T, w_rec, w_back, w_ih_k, hs, dA, gates, parts = _arrays(
+        lib, rng, (T * N, D + 1), (4, D + 1, H), (4 * nb, H, width), (4, nb, H, width), (4, H, D),
+        (T + 1, N, H), (4, T, N, H), (4 * nb, N, width), (4, nb, N, width))
 
     def step():
         lib.matmul(xs, w_in_T)                                            # projection, all steps
         for t in range(T):
-            if loop_T:
-                lib.matmul(w_rec, hs[t].T, out=gates)                     # forward recurrence
-            else:
-                lib.matmul(hs[t], w_rec, out=gates)
+            lib.matmul(hs[t], w_rec, out=gates)                           # forward recurrence
         for t in range(T):
-            if loop_T:
-                lib.matmul(w_back, da_T)                                  # backward recurrence
-            else:
-                lib.matmul(dA[:, t, None], w_back, out=parts)
+            lib.matmul(dA[:, t, None], w_back, out=parts)                 # backward recurrence
         flat = dA.reshape(4, T * N, H)
         dx = flat[0] @ w_ih_k[0]
         for k in range(1, 4):
@@ -758,9 +732,9 @@ CASES = [
      ("lstm", (64, 32, 32, 128)), lambda: lstm_floor(64, 32, 32, 128)),
     ("nn.LSTM(32, 128) fwd+bwd, batch 32, T=128: the char LM's recurrence, hidden 128 (workloads)",
      ("lstm", (128, 32, 32, 128)), lambda: lstm_floor(128, 32, 32, 128)),
-    ("nn.LSTM(32, 256) fwd+bwd, batch 32, T=64: its matmuls only, as the fast tier makes them",
+    ("nn.LSTM(32, 256) fwd+bwd, batch 32, T=64: its matmuls only, gate-major (the fast tier's)",
      ("lstm", (64, 32, 32, 256)), lambda: lstm_products(numpy, 64, 32, 32, 256)),
-    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64: its matmuls only, as the fast tier makes them",
+    ("nn.LSTM(256, 256) fwd+bwd, batch 8, T=64: its matmuls only, gate-major (the fast tier's)",
      ("lstm", (64, 8, 256, 256)), lambda: lstm_products(numpy, 64, 8, 256, 256)),
     ("chain of 1000 tiny ops on (4,), forward + backward", ("chain", (True,)), lambda: chain_floor(True)),
     ("chain of 1000 tiny ops on (4,), forward only, no_grad", ("chain", (False,)), lambda: chain_floor(False)),

@@ -173,8 +173,7 @@ def test_lstm_equal_around_its_layout_thresholds(T, N, H, dtype):
                  tolerance)
 
 
-# (T, N, H) -> the fast LSTM's column block width (rnn_fast.py block 13: N H width <= 2^19, width >= 32);
-# at (2, 64, 256) block 15 runs instead (TRANSPOSED_LOOPS below)
+# (T, N, H) -> the fast LSTM's column block width (rnn_fast.py block 13: N H width <= 2^19, width >= 32)
 COLUMN_WIDTHS = {(3, 8, 256): 256, (3, 9, 256): 128, (3, 32, 128): 128, (3, 33, 128): 64,
                  (2, 64, 256): 32, (2, 65, 256): 256, (3, 60, 100): 50, (1, 9, 256): 256}
 
@@ -198,35 +197,6 @@ def test_lstm_equal_around_its_column_block_threshold(T, N, H):
 
 def test_lstm_column_blocks_on_the_strict_device():
     _compare(*_on_both_tiers(_functional("lstm", 3, 9, 2, 256, True, True, [3, 2] * 4 + [1], True, "strict")))
-
-
-# (N, H) -> whether the LSTM's loop makes each step's products transposed (rnn_fast.py block 15:
-# T > 1, N >= 16, 192 <= H <= 384, N H <= 2^14)
-TRANSPOSED_LOOPS = {(15, 256): False, (16, 256): True, (16, 191): False, (16, 192): True,
-                    (16, 384): True, (16, 385): False, (64, 256): True, (65, 256): False}
-
-
-def test_lstm_loop_products_are_transposed_where_the_threshold_tests_cross():
-    assert {size: rnn_fast._transposed_loop(*size, 2) for size in TRANSPOSED_LOOPS} == TRANSPOSED_LOOPS
-    assert not rnn_fast._transposed_loop(16, 256, 1)          # one step: block 14's products instead
-    assert rnn_fast._transposed_loop(16, 256, 2, "strict")    # a device array module: transposed too
-    assert not rnn_fast._transposed_loop(16, 256, 2, "cuda")  # but not on the GPU
-
-
-@pytest.mark.parametrize("N, H", list(TRANSPOSED_LOOPS))
-def test_lstm_equal_around_its_transposed_loop_threshold(N, H):
-    """The fast LSTM makes its loop's products as W_hh h^T and W_hh^T da^T by size (rnn_fast.py
-    block 15): float32 and float64, bias or not, initial states or not, reversed with lengths,
-    T = 2 and 3, on both sides of each threshold."""
-    for dtype, tolerance in ((f64, 1e-10), (minigrad.float32, 1e-4)):
-        for T, reverse, bias, initial in ((2, False, True, True), (3, True, False, False)):
-            padded = [T - 1] * (N // 2) + [T] * (N - N // 2) if reverse else None
-            _compare(*_on_both_tiers(_functional("lstm", T, N, 3, H, bias, initial, padded, reverse, "cpu",
-                                                 dtype)), tolerance)
-
-
-def test_lstm_transposed_loop_on_the_strict_device():
-    _compare(*_on_both_tiers(_functional("lstm", 3, 16, 2, 256, True, True, [3, 2] * 8, True, "strict")))
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -127,29 +127,12 @@ of the plain code in brackets, benchmarks/bench_rnn.py sizes: in 128, hidden
      copies of its weights; the GRU batch 5: 120 -> 74 us; the RNN 48 -> 29 us; no size
      slower.  Decoding, hidden 256: LSTM greedy 2.00x -> 0.34x PyTorch, beam search
      1.14x -> 0.59x; GRU beam search 1.20x -> 0.93x.)
- 15. The LSTM's loop (T > 1) at the sizes where it wins makes each step's products transposed, as
-     one product with 4H rows: W_hh h_{t-1}^T (4H, N), whose transposed view the add of x_t W_ih^T
-     reads, and dh_{t-1}^T = W_hh^T da^T, with da copied transposed (4 N H values) first and
-     dh_{t-1} used as the transposed view.  OpenBLAS makes (4H, H) x (H, N) faster than the
-     gate-major (N, H) x (H, H) products or block 13's column blocks at these sizes, by more than
-     the transposed reads and the copy cost: (64, 256) forward 308 -> 161 + 58 us a step, backward
-     313 -> 163 + 42 us.  From N = 16 with 192 <= H <= 384 and N H <= 2^14 (LOOP_*): A/B in one
-     process, T = 32, in 64, fwd+bwd, new / old: batch 16 hidden 192 / 256 / 320 / 384 0.97 / 0.93
-     / 0.86 / 0.79; batch 32 hidden 192 / 256 / 384 0.89 / 0.86 / 0.96; batch 48 / 64 hidden 256
-     0.88 / 0.86; batch 64 hidden 192 even.  Outside, it lost: batch 8 / 12 / 15 at hidden 256
-     1.15 / 1.09 / -, batch 16 hidden 512 1.06-1.08 and 768 1.11, batch 64 hidden 320 / 384 1.04-1.07,
-     batch 96 / 128 at hidden 256 1.09 / 1.10, hidden 1024 1.04-1.12, hidden 64 and 128 1.00-1.17
-     (a few sizes outside won: batch 8 / 12 hidden 384 0.91, batch 32 hidden 512 0.91).  The rows:
-     the rnn suite's LSTM (batch 64, hidden 256) T = 50 / 200, 2 layers, bidirectional 0.89-0.92,
-     char LM hidden 256 T = 64 / 128 0.86 / 0.80-0.84 (Intel Xeon, one thread).
 
 Size thresholds: the run length of block 3, batch 1 (block 10), H <= 32 (block
-11), the column width (block 13), one step's product size (block 14) and the transposed loop's
-sizes (block 15); tests/test_tiers.py runs sizes on both sides of each (runs of 8 and 4 steps;
-batch 1 and 2; hidden 4, 16, 32, 33, 64; batch 8 and 9 at hidden 256, 32 and 33 at hidden 128,
-64 and 65 at hidden 256; one step at batch 4 and 5, hidden 256, and batch 32 and 33, hidden 32;
-batch 15 and 16 at hidden 256, hidden 191, 192, 384 and 385 at batch 16, batch 64 and 65 at
-hidden 256; every option, float64 and float32).
+11), the column width (block 13) and one step's product size (block 14); tests/test_tiers.py
+runs sizes on both sides of each (runs of 8 and 4 steps; batch 1 and 2; hidden 4, 16, 32, 33,
+64; batch 8 and 9 at hidden 256, 32 and 33 at hidden 128, 64 and 65 at hidden 256; one step at
+batch 4 and 5, hidden 256, and batch 32 and 33, hidden 32; every option, float64 and float32).
 Issue 19 had removed three older one-sequence layouts (no lesson ran batch 1);
 issue 22 asks the tiny LSTM to reach PyTorch, and blocks 10 and 11 do it with fewer
 calls than those had.
@@ -294,17 +277,6 @@ def _step_product(xp, h, w_T, out, transposed):
         xp.matmul(h, w_T, out=out)
 
 
-LOOP_BATCH, LOOP_HIDDEN, LOOP_VALUES = 16, (192, 384), 1 << 14   # block 15's sizes
-
-
-def _transposed_loop(N, H, T, device="cpu"):
-    """True when the LSTM's loop (T > 1) makes each step's products transposed, W_hh h_{t-1}^T and
-    W_hh^T da^T (block 15): from LOOP_BATCH rows, with LOOP_HIDDEN[0] <= H <= LOOP_HIDDEN[1]
-    units and N H <= LOOP_VALUES; not on the GPU (an OpenBLAS matter, as block 13)."""
-    low, high = LOOP_HIDDEN
-    return T > 1 and N >= LOOP_BATCH and low <= H <= high and N * H <= LOOP_VALUES and device != "cuda"
-
-
 BLOCK_PRODUCT = 1 << 19     # multiply-adds of one column block's product, at most (block 13)
 
 
@@ -333,13 +305,7 @@ def _recurrent_grad(xp, da, w_blocks, parts):
     """dh_{t-1} = sum_k da_k W_hh,k for a step's da (n_gates, N, H): a batched matmul into
     ``parts`` and their sum over k.  With column blocks (block 13), w_blocks is
     (n_gates, nb, H, width) and parts (n_gates, nb, N, width); the sum is written into an (N, H)
-    array.  Without, w_blocks is W_hh (n_gates, H, H) and parts (n_gates, N, H).  Transposed (block
-    15), w_blocks is W_hh^T (H, n_gates H) and parts (n_gates H, N), which takes da^T: then
-    dh_{t-1}^T = W_hh^T da^T is one product, returned as its transposed view."""
-    if parts.ndim == 2:
-        n_gates, N, H = da.shape
-        xp.copyto(parts.reshape(n_gates, H, N), da.transpose(0, 2, 1))
-        return xp.matmul(w_blocks, parts).T
+    array.  Without, w_blocks is W_hh (n_gates, H, H) and parts (n_gates, N, H)."""
     if parts.ndim == 3:
         xp.matmul(da, w_blocks, out=parts)
         return parts.sum(axis=0)
@@ -793,10 +759,7 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     G = _fast_input_projection(xp, x, _halved(w_ih, half_rows),     # (4, T, N, H): a / 2 (a for g), x part
                                [_halved(b, half_rows) for b in (b_ih, b_hh)], 4)
     G_steps = G.transpose(1, 0, 2, 3)                               # G_steps[t]: step t's x part, then its gates
-    loop_T = _transposed_loop(N, H, T, backend.device_of(x))        # block 15: one W_hh h^T a step
-    w_rec = _halved(w_hh, half_rows)                                # (4H, H): W_hh halved
-    if not loop_T:
-        w_rec = _gate_blocks_T(xp, w_rec, T, N)                     # (4, H, H): W_hh,k^T halved
+    w_rec = _gate_blocks_T(xp, _halved(w_hh, half_rows), T, N)      # (4, H, H): W_hh,k^T halved
     hs = _new_states(xp, h0, T, N, H, x.dtype, reverse)             # (T + 1, N, H)
     cs = _new_states(xp, c0, T, N, H, x.dtype, reverse)
     half = xp.empty((4, N, H), dtype=x.dtype)
@@ -808,10 +771,7 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     transposed = _transposed_step(N, H, T, backend.device_of(x))    # block 14: filled as W_hh,k h^T
     if transposed:
         products = products_by_gate = _product_buffer(xp, 4, N, H, x.dtype, True)
-    if loop_T:
-        products = xp.empty((4 * H, N), dtype=x.dtype)              # W_hh h_{t-1}^T
-        products_by_gate = products.reshape(4, H, N).transpose(0, 2, 1)
-    width = H if loop_T else _column_width(N, H, T, backend.device_of(x))   # block 13: column blocks
+    width = _column_width(N, H, T, backend.device_of(x))            # block 13: column blocks
     if width < H:
         nb = H // width
         w_rec = _column_blocks(xp, w_rec, width).reshape(4 * nb, H, width)
@@ -824,10 +784,7 @@ def _lstm_gates_forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, mask, reverse):
     padded_steps = None if mask is None else ~mask                  # (T, N, 1): True at padded steps
     for t, prev, nxt in _steps(T, reverse):
         # block 8: out= calls, each a NumPy call fewer than the plain expression
-        if loop_T:
-            xp.matmul(w_rec, hs[prev].T, out=products)              # (W_hh h_{t-1}^T), (4H, N)
-        else:
-            _step_product(xp, hs[prev], w_rec, products, transposed)   # h_{t-1} W_hh,k^T for each gate k
+        _step_product(xp, hs[prev], w_rec, products, transposed)    # h_{t-1} W_hh,k^T for each gate k
         xp.add(products_by_gate, G_by_gate[t], out=gates_by_gate)   #   + x_t W_ih,k^T + b_k
         if half_rows is None:
             xp.multiply(gates, half, out=gates)                     #   (one step: halved here)
@@ -865,12 +822,8 @@ def _lstm_gates_backward(ctx, dout, dh_n, dc_n):
     dA = G.copy() if ctx.retain_graph else G                        # block 4: dA takes G's memory
     dA_steps = dA.transpose(1, 0, 2, 3)                             # dA_steps[t]: step t's (4, N, H)
     N = dout.shape[1]
-    loop_T = _transposed_loop(N, H, x.shape[0], backend.device_of(x))   # block 15: W_hh^T da^T
-    if loop_T:
-        w_blocks, dh_parts = xp.ascontiguousarray(w_hh.T), xp.empty((4 * H, N), dtype=x.dtype)
-    else:
-        w_blocks, dh_parts = w_hh.reshape(4, H, H), xp.empty((4, N, H), dtype=x.dtype)
-    width = H if loop_T else _column_width(N, H, x.shape[0], backend.device_of(x))   # block 13
+    w_blocks, dh_parts = w_hh.reshape(4, H, H), xp.empty((4, N, H), dtype=x.dtype)
+    width = _column_width(N, H, x.shape[0], backend.device_of(x))   # block 13: column blocks
     if width < H:
         w_blocks = _column_blocks(xp, w_blocks, width)              # (4, nb, H, width)
         dh_parts = xp.empty((4, H // width, N, width), dtype=x.dtype)
