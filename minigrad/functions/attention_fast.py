@@ -49,9 +49,9 @@ What this tier changes, block by block (the reference's lines in brackets):
      dK = dS^T Q) or transposed (O = (P^T)^T V, dQ = (dS^T)^T K): BLAS reads a
      transposed operand at no cost.  [``scores = q @ k^T``, ``.max(axis=-1)``,
      ``.sum(axis=-1)``.]  (A/B in one process, MultiheadAttention fwd+bwd, Intel
-     Xeon, one thread: batch 8, T = 64 / 128 / 256 / 512 / 1024: 0.96 / 0.93-0.95 /
-     0.98 / 0.84 / 0.84-0.85; batch 32, T = 128 0.94-0.97; lesson 12's CausalLM
-     training step 0.93; TransformerEncoderLayer 0.97; the decoding rows even.)
+     Xeon, one BLAS thread: batch 8, T = 128 / 256 / 512 / 1024: 0.97-0.99 / 0.99 /
+     0.96 / 0.86-0.87; batch 32, T = 128 0.98; lesson 12's CausalLM training step
+     0.95; TransformerEncoderLayer even (0.92-1.09 paired).)
 
 Measured as a whole against the reference (same process, paired medians,
 one BLAS thread): the reference was 1.3-1.6x slower at batch 32, 8 heads,
