@@ -28,8 +28,7 @@ SIZES = [(50, 64, 128, 256), (64, 32, 32, 256), (128, 32, 32, 256), (64, 16, 64,
 
 
 def main():
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)                                    # after NumPy is imported, or it limits nothing
+    common.limit_threads(1)
     print("\n".join(common.machine_description()))
     with open("/proc/cpuinfo") as f:
         processor = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")

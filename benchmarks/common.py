@@ -127,6 +127,27 @@ def torch_or_none():
     return torch
 
 
+def limit_threads(count):
+    """Run NumPy's BLAS (threadpoolctl) and torch on at most ``count`` threads, and check that it took.
+
+    threadpoolctl limits only the libraries already loaded: called before NumPy is imported it
+    limits nothing, and OpenBLAS keeps all its threads (a harness that did so measured 2 BLAS
+    threads as one: benchmarks/results/20261127-issue22-session13.md).  This module imports NumPy,
+    so here it is loaded.  Returns threadpoolctl's limiter (``restore_original_limits()``).
+    """
+    from threadpoolctl import threadpool_info, threadpool_limits
+    torch = torch_or_none()
+    if torch is not None:
+        torch.set_num_threads(count)
+    limiter = threadpool_limits(count)
+    missed = [f"{pool.get('internal_api')} ({pool.get('num_threads')} threads)"
+              for pool in threadpool_info() if pool.get("num_threads") > count]
+    if missed:
+        raise RuntimeError(f"limit_threads({count}): still more than {count}: {', '.join(missed)}; import "
+                           "the libraries before limiting them")
+    return limiter
+
+
 def blas_description():
     """The BLAS libraries threadpoolctl finds loaded, with their thread counts, as one line."""
     try:

@@ -751,11 +751,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--rows", default="", help="only the rows whose name contains this text")
     args = parser.parse_args()
-    torch = common.torch_or_none()
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
-    if torch is not None:
-        torch.set_num_threads(1)
+    common.limit_threads(1)
     common.CLOCK = time.thread_time
     with open("/proc/cpuinfo") as f:
         processor = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")

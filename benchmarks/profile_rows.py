@@ -141,14 +141,8 @@ def rows_of(suite, quick):
 
 def child(suite, mode, quick, out_path, seconds):
     """Build the suite's rows and run them; for each row, write one JSON line to ``out_path``."""
-    import numpy  # noqa: F401  (loaded first: threadpoolctl limits only the libraries already loaded)
-    try:
-        import torch
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
+    import common
+    common.limit_threads(1)                                     # NumPy and torch loaded, then limited
     with open(out_path, "w") as out:
         for name, step in rows_of(suite, quick):
             step()

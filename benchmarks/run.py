@@ -92,11 +92,7 @@ def main():
     import common   # imports numpy: after the re-exec
 
     if args.threads:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(args.threads)
-        torch = common.torch_or_none()
-        if torch is not None:
-            torch.set_num_threads(args.threads)
+        common.limit_threads(args.threads)
     if args.clock == "cpu":
         common.CLOCK = time.thread_time
 
