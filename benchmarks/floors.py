@@ -584,6 +584,39 @@ def linear_products(lib, M, layers):
     return step, 3 * len(layers)
 
 
+def attention_products(lib, B, T, d, heads):
+    """(step, calls): the products of ``mha_floor`` (attention_fast.py at these sizes: block 6's keys x
+    queries layout, blocks of whole examples or heads), made by ``lib`` on the same shapes: the
+    projections and their gradients, and per block S^T = K (Q scale)^T, O = (P^T)^T V, dV = P^T dO,
+    dP^T = V dO^T, dQ = (dS^T)^T K and dK = dS^T Q (P^T stands in for dS^T: the same shape)."""
+    from minigrad.functions.attention_fast import _score_blocks
+    rng = numpy.random.default_rng(0)
+    hd = d // heads
+    blocks = [lead for lead, _ in _score_blocks((B, heads), T, T, split_queries=False)]
+    x, w_in, w_out, context, dout, dqkv = _arrays(lib, rng, (B * T, d), (3 * d, d), (d, d), (B * T, d),
+                                                  (B * T, d), (B * T, 3 * d))
+    q, k, v, dO, q_t, dO_t, P_t = _arrays(lib, rng, *[(B, heads, T, hd)] * 4, *[(B, heads, hd, T)] * 2,
+                                          (B, heads, T, T))
+
+    def step():
+        lib.matmul(x, w_in.T)                                             # [Q, K, V]
+        for lead in blocks:
+            lib.matmul(k[lead], q_t[lead])                                # S^T = K (Q scale)^T
+            lib.matmul(P_t[lead].swapaxes(-1, -2), v[lead])               # O = (P^T)^T V
+        lib.matmul(context, w_out.T)                                      # the output projection
+        lib.matmul(dout, w_out)                                           # d context
+        lib.matmul(context.T, dout)                                       # dW_out
+        for lead in blocks:
+            lib.matmul(P_t[lead], dO[lead])                               # dV = P^T dO
+            lib.matmul(v[lead], dO_t[lead])                               # dP^T = V dO^T
+            lib.matmul(P_t[lead].swapaxes(-1, -2), k[lead])               # dQ = (dS^T)^T K
+            lib.matmul(P_t[lead], q[lead])                                # dK = dS^T Q
+        lib.matmul(dqkv.T, x)                                             # dW_in
+        lib.matmul(dqkv, w_in)                                            # dx
+    step()
+    return step, 6 + 6 * len(blocks)
+
+
 # ----------------------------------------------------------------------------- the reference tier's floor
 
 class _Counted(numpy.ndarray):
@@ -666,6 +699,12 @@ BLAS_CASES = [
      "64 -> 256, 256 -> 64), 64 -> 74",
      lambda lib: linear_products(lib, 1536, [(64, 192), (64, 64), (64, 256), (256, 64)] * 2 + [(64, 74)])),
     ("the char LM's head, 2048 rows (batch 32, T=64): 128 -> 69", lambda lib: linear_products(lib, 2048, [(128, 69)])),
+    ("MultiheadAttention, batch 32, T=128, d=256, 8 heads (blocks of the fast tier)",
+     lambda lib: attention_products(lib, 32, 128, 256, 8)),
+    ("MultiheadAttention, batch 8, T=256, d=256, 8 heads (attention vs T)",
+     lambda lib: attention_products(lib, 8, 256, 256, 8)),
+    ("MultiheadAttention, batch 8, T=1024, d=256, 8 heads (attention vs T)",
+     lambda lib: attention_products(lib, 8, 1024, 256, 8)),
 ]
 
 
@@ -751,6 +790,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--rows", default="", help="only the rows whose name contains this text")
     args = parser.parse_args()
+    torch = common.torch_or_none()
     common.limit_threads(1)
     common.CLOCK = time.thread_time
     with open("/proc/cpuinfo") as f:

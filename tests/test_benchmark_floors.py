@@ -8,6 +8,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 
 import floors  # noqa: E402
+from minigrad.functions import attention_fast  # noqa: E402
 from optional_torch import needs_torch, torch  # noqa: E402
 
 
@@ -49,3 +50,25 @@ def test_linear_products_run_in_both_libraries():
         step, count = floors.linear_products(lib, 5, [(4, 3), (3, 2)])
         step()
         assert count == 6
+
+
+@needs_torch
+@pytest.mark.parametrize("B, T, d, heads, block", [(2, 8, 8, 2, None), (3, 64, 16, 4, 2 * 64 * 64)])
+def test_attention_products_are_the_same_calls_in_numpy_and_torch(B, T, d, heads, block, monkeypatch):
+    """One block for all, and (block = 2 heads' scores) blocks of one example and two heads."""
+    if block is not None:
+        monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", block)
+    calls = {}
+    for name, lib in (("numpy", numpy), ("torch", torch)):
+        recording = _Recording(lib)
+        step, count = floors.attention_products(recording, B, T, d, heads)
+        recording.shapes.clear()
+        step()
+        calls[name] = recording.shapes
+        assert len(recording.shapes) == count
+    assert calls["numpy"] == calls["torch"]
+    hd = d // heads
+    per_block = calls["numpy"][1]                                       # the first block's S^T = K (Q scale)^T
+    assert per_block[0][-2:] == (T, hd) and per_block[1][-2:] == (hd, T)
+    assert count == 6 + 6 * (1 if block is None else B * heads // 2)
+    assert per_block[0][:2] == ((B, heads) if block is None else (1, 2))
