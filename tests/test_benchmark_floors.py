@@ -26,17 +26,24 @@ class _Recording:
         return array if self.lib is numpy else self.lib.from_numpy(array)
 
 
-@needs_torch
-@pytest.mark.parametrize("T, N, D, H", [(3, 2, 4, 8), (2, 33, 8, 128)])    # whole products; column blocks
-def test_lstm_products_are_the_same_calls_in_numpy_and_torch(T, N, D, H):
+def _recorded_calls(make_products):
+    """({"numpy": shapes, "torch": shapes}, calls): the (a, b) shapes of every matmul of one step of
+    ``make_products(lib)`` with each library, and the number of calls the step says it makes."""
     calls = {}
     for name, lib in (("numpy", numpy), ("torch", torch)):
         recording = _Recording(lib)
-        step, count = floors.lstm_products(recording, T, N, D, H)
+        step, count = make_products(recording)
         recording.shapes.clear()
         step()
         calls[name] = recording.shapes
-        assert count == 2 * T + 7
+    return calls, count
+
+
+@needs_torch
+@pytest.mark.parametrize("T, N, D, H", [(3, 2, 4, 8), (2, 33, 8, 128)])    # whole products; column blocks
+def test_lstm_products_are_the_same_calls_in_numpy_and_torch(T, N, D, H):
+    calls, count = _recorded_calls(lambda lib: floors.lstm_products(lib, T, N, D, H))
+    assert count == 2 * T + 7
     assert calls["numpy"] == calls["torch"]
     assert len(calls["numpy"]) == 2 * T + 3          # + the four dx products written with @
     width = floors._column_width(N, H, T)
@@ -58,14 +65,8 @@ def test_attention_products_are_the_same_calls_in_numpy_and_torch(B, T, d, heads
     """One block for all, and (block = 2 heads' scores) blocks of one example and two heads."""
     if block is not None:
         monkeypatch.setattr(attention_fast, "BLOCK_ELEMENTS", block)
-    calls = {}
-    for name, lib in (("numpy", numpy), ("torch", torch)):
-        recording = _Recording(lib)
-        step, count = floors.attention_products(recording, B, T, d, heads)
-        recording.shapes.clear()
-        step()
-        calls[name] = recording.shapes
-        assert len(recording.shapes) == count
+    calls, count = _recorded_calls(lambda lib: floors.attention_products(lib, B, T, d, heads))
+    assert len(calls["numpy"]) == count
     assert calls["numpy"] == calls["torch"]
     hd = d // heads
     per_block = calls["numpy"][1]                                       # the first block's S^T = K (Q scale)^T
