@@ -1,5 +1,6 @@
-"""benchmarks/floors.py's BLAS table makes the same products with NumPy and with PyTorch."""
+"""benchmarks/floors.py: its BLAS table makes the same products with NumPy and with PyTorch, and the script runs."""
 import os
+import subprocess
 import sys
 
 import numpy
@@ -73,3 +74,15 @@ def test_attention_products_are_the_same_calls_in_numpy_and_torch(B, T, d, heads
     assert per_block[0][-2:] == (T, hd) and per_block[1][-2:] == (hd, T)
     assert count == 6 + 6 * (1 if block is None else B * heads // 2)
     assert per_block[0][:2] == ((B, heads) if block is None else (1, 2))
+
+
+@needs_torch
+def test_the_script_prints_a_row():
+    """floors.py end to end (its main, the thread limit, the three tables) on one quick row."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "floors.py")
+    result = subprocess.run([sys.executable, script, "--quick", "--rows", "forward only, no_grad"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    row = [line for line in result.stdout.splitlines() if line.startswith("| chain of 1000 tiny ops")]
+    assert len(row) == 1 and row[0].count("x |") == 2                   # floor / torch, minigrad / floor
+    assert "The BLAS share" in result.stdout
