@@ -80,8 +80,9 @@ def test_attention_products_are_the_same_calls_in_numpy_and_torch(B, T, d, heads
 def test_the_script_prints_a_row():
     """floors.py end to end (its main, the thread limit, the three tables) on one quick row."""
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "floors.py")
+    environment = dict(os.environ, MINIGRAD_DEVICE="cpu")     # the strict device exists in this process only
     result = subprocess.run([sys.executable, script, "--quick", "--rows", "forward only, no_grad"],
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300, env=environment)
     assert result.returncode == 0, result.stderr
     row = [line for line in result.stdout.splitlines() if line.startswith("| chain of 1000 tiny ops")]
     assert len(row) == 1 and row[0].count("x |") == 2                   # floor / torch, minigrad / floor
