@@ -82,6 +82,8 @@ SGD Adam AdamW RMSprop Adagrad Optimizer lr_scheduler
 
 LR_SCHEDULER = """
 LambdaLR StepLR ExponentialLR CosineAnnealingLR LinearLR
+ReduceLROnPlateau MultiStepLR OneCycleLR CosineAnnealingWarmRestarts CyclicLR SequentialLR ChainedScheduler
+MultiplicativeLR ConstantLR PolynomialLR
 """
 
 UTILS_DATA = """

@@ -9,7 +9,9 @@
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
-from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler, NoamLR, StepLR,
+from .lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
+                           ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR, NoamLR,
+                           OneCycleLR, PolynomialLR, ReduceLROnPlateau, SequentialLR, StepLR,
                            WarmupInverseSqrtLR)
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
