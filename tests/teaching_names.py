@@ -77,7 +77,7 @@ clip_grad_norm_ rnn
 """
 
 OPTIM = """
-SGD Adam AdamW RMSprop Adagrad Optimizer lr_scheduler
+SGD Adam AdamW RMSprop Adagrad Optimizer lr_scheduler LBFGS
 """
 
 LR_SCHEDULER = """

@@ -9,6 +9,7 @@
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
+from .lbfgs import LBFGS
 from .lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR,
                            ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiplicativeLR, MultiStepLR, NoamLR,
                            OneCycleLR, PolynomialLR, ReduceLROnPlateau, SequentialLR, StepLR,

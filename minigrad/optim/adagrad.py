@@ -19,7 +19,8 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group, p, state in self._params_with_grad():
             if not state:
                 state["step"] = 0
@@ -32,3 +33,4 @@ class Adagrad(Optimizer):
             s = state["sum"]                              # ours: updated in place
             s += g * g
             self._subtract(p, lr_t * g / (backend.array_module(s).sqrt(s) + group["eps"]))
+        return loss

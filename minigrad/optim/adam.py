@@ -25,7 +25,8 @@ class Adam(Optimizer):
             raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group, p, state in self._params_with_grad():
             lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             xp = backend.array_module(p._data)
@@ -55,6 +56,7 @@ class Adam(Optimizer):
             xp.divide(m, scratch, out=scratch)
             scratch *= lr / (1 - beta1 ** t)                  # lr m_hat / (sqrt(v_hat) + eps)
             self._subtract(p, scratch)
+        return loss
 
 
 class AdamW(Adam):

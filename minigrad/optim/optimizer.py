@@ -1,6 +1,6 @@
 """Optimizer: the base class that holds parameter groups and per-parameter state."""
 from .. import backend
-from ..autograd import no_grad
+from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
 
 
@@ -58,9 +58,21 @@ class Optimizer:
                 else:
                     p.grad = backend.array_module(p.grad).zeros_like(p.grad)
 
-    def step(self):
-        """One update of every parameter that has a gradient."""
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient.
+
+        closure (optional): a function that recomputes the loss, calls backward() and returns the
+        loss; step calls it first (under enable_grad) and returns what it returned, as PyTorch's.
+        """
         raise NotImplementedError(f"{type(self).__name__} must define step()")
+
+    @staticmethod
+    def _evaluate(closure):
+        """closure() under enable_grad, or None without a closure: the loss that step() returns."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def _params_with_grad(self):
         """(group, p, state) for each parameter whose grad is not None."""

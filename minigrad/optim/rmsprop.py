@@ -21,7 +21,8 @@ class RMSprop(Optimizer):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group, p, state in self._params_with_grad():
             alpha, momentum = group["alpha"], group["momentum"]
             xp = backend.array_module(p._data)
@@ -53,3 +54,4 @@ class RMSprop(Optimizer):
                 b += d
                 d = b
             self._subtract(p, group["lr"] * d)
+        return loss

@@ -19,7 +19,8 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group, p, state in self._params_with_grad():
             g = p.grad
             if group["weight_decay"]:
@@ -34,3 +35,4 @@ class SGD(Optimizer):
                     buf += g if not group["dampening"] else (1 - group["dampening"]) * g
                 g = g + momentum * buf if group["nesterov"] else buf
             self._subtract(p, group["lr"] * g)
+        return loss
