@@ -14,9 +14,11 @@ plain ``numpy.load``; the entry "__tree__" holds the structure and every
 non-array value as JSON.  Dict keys come back as strings (an optimizer's
 ``load_state_dict`` accepts "0" for 0) and tuples come back as lists.
 
-Saving is atomic: the file is written under a temporary name in the same
+Saving to a path is atomic: the file is written under a temporary name in the same
 directory, flushed to disk, then renamed over ``path`` in one step, so a crash
-mid-save leaves the previous checkpoint whole.
+mid-save leaves the previous checkpoint whole.  As in PyTorch, ``f`` may also be
+an open binary file object (``io.BytesIO()``, ``open(name, "wb")``): then the
+checkpoint is written into it at its position, and the caller owns the file.
 """
 import json
 import os
@@ -81,18 +83,22 @@ def _join(tree, arrays, device):
 
 
 def save(obj, f):
-    """Write ``obj`` (a nested dict of Tensors, arrays and JSON values) to the file ``f`` atomically."""
-    path = os.fspath(f)
+    """Write ``obj`` (a nested dict of Tensors, arrays and JSON values) to ``f``: a path, written
+    atomically, or a binary file object open for writing."""
     arrays = {}
     tree = _split(obj, "", arrays)
     arrays[TREE] = numpy.array(json.dumps(tree))              # a 0-d unicode array, not an object
-    with atomic_write(path, "wb") as file:                   # the old file or the new, never half
+    if hasattr(f, "write"):
+        numpy.savez(f, **arrays)
+        return
+    with atomic_write(os.fspath(f), "wb") as file:           # the old file or the new, never half
         numpy.savez(file, **arrays)
 
 
 def load(f, map_location=None, *, device=None):
-    """Read a checkpoint written by ``save``: the same nested structure, arrays as Tensors on ``device``
-    (``map_location``, as torch names it, may give the device: "cpu", "cuda").
+    """Read a checkpoint written by ``save`` from a path or a binary file object: the same nested
+    structure, arrays as Tensors on ``device`` (``map_location``, as torch names it, may give the
+    device: "cpu", "cuda").
 
     Raises FileNotFoundError for a missing file and CheckpointError for a file
     that is truncated, corrupt or not a checkpoint; both name the file.
@@ -102,11 +108,14 @@ def load(f, map_location=None, *, device=None):
             raise TypeError(f"minigrad.load: map_location must be a device name such as 'cpu' (not a function "
                             f"or dict), got {map_location!r}")
         device = map_location
-    path = os.fspath(f)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"minigrad.load: no checkpoint file at {path!r}")
+    if hasattr(f, "read"):                                      # an open binary file object
+        path = getattr(f, "name", type(f).__name__)
+    else:
+        path = f = os.fspath(f)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"minigrad.load: no checkpoint file at {path!r}")
     try:
-        with numpy.load(path, allow_pickle=False) as archive:    # never unpickle
+        with numpy.load(f, allow_pickle=False) as archive:       # never unpickle
             arrays = {name: archive[name] for name in archive.files}
         tree = json.loads(str(arrays.pop(TREE))) if TREE in arrays else {name: {"__array__": name} for name in arrays}
     except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as error:
