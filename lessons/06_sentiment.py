@@ -40,8 +40,9 @@
 #
 #     logits = h_last W_outᵀ + b_out      (N, 2),    h_last = h_n[-1]  (or [h_fwd, h_bwd])
 #
-# and the loss the cross-entropy of the softmax.  PyTorch does the same with
-# `pack_padded_sequence`; minigrad's layers take `lengths=` directly.
+# and the loss the cross-entropy of the softmax.  PyTorch code does the same by
+# packing the batch (`nn.utils.rnn.pack_padded_sequence`, which minigrad has too);
+# minigrad's layers also take `lengths=` directly, which is what this lesson uses.
 #
 # **Options** (besides `--quick` and `--device`): `--glove PATH` adds a GRU
 # whose embeddings start from the vectors in PATH (e.g. `glove.6B.50d.txt`);

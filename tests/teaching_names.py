@@ -76,6 +76,10 @@ NN_UTILS = """
 clip_grad_norm_ rnn
 """
 
+NN_UTILS_RNN = """
+pad_sequence pack_padded_sequence pad_packed_sequence pack_sequence PackedSequence
+"""
+
 OPTIM = """
 SGD Adam AdamW RMSprop Adagrad Optimizer lr_scheduler LBFGS
 """
@@ -98,6 +102,7 @@ NAMES = {
     "torch.nn.functional": FUNCTIONAL.split(),
     "torch.nn.init": INIT.split(),
     "torch.nn.utils": NN_UTILS.split(),
+    "torch.nn.utils.rnn": NN_UTILS_RNN.split(),
     "torch.optim": OPTIM.split(),
     "torch.optim.lr_scheduler": LR_SCHEDULER.split(),
     "torch.utils.data": UTILS_DATA.split(),

@@ -28,12 +28,13 @@ COVERAGE_FLOOR = 0.9
 OURS = {
     "torch": minigrad, "torch.Tensor": minigrad.Tensor, "torch.nn": minigrad.nn,
     "torch.nn.functional": minigrad.nn.functional, "torch.nn.init": minigrad.nn.init,
-    "torch.nn.utils": minigrad.nn.utils, "torch.optim": minigrad.optim,
+    "torch.nn.utils": minigrad.nn.utils, "torch.nn.utils.rnn": minigrad.nn.utils.rnn, "torch.optim": minigrad.optim,
     "torch.optim.lr_scheduler": minigrad.optim.lr_scheduler, "torch.utils.data": minigrad.utils.data,
 }
 THEIRS = {
     "torch": torch, "torch.Tensor": torch.Tensor, "torch.nn": torch.nn, "torch.nn.functional": torch.nn.functional,
-    "torch.nn.init": torch.nn.init, "torch.nn.utils": torch.nn.utils, "torch.optim": torch.optim,
+    "torch.nn.init": torch.nn.init, "torch.nn.utils": torch.nn.utils, "torch.nn.utils.rnn": torch.nn.utils.rnn,
+    "torch.optim": torch.optim,
     "torch.optim.lr_scheduler": torch.optim.lr_scheduler, "torch.utils.data": torch.utils.data,
 }
 # Argument names minigrad spells differently on purpose, each listed in minigrad/TORCH_DIFFERENCES.md

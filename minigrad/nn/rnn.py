@@ -28,6 +28,7 @@ from ..tensor import Tensor
 from ..creation import cat, empty, stack
 from . import init
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence, pad_packed_sequence, repack_like
 from . import rnn_fast_path
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
@@ -80,7 +81,10 @@ class RNNBase(Module):
     # ---------------------------------------------------------------- checks
     def _check_input(self, input):
         layout = "(N, T, input_size)" if self.batch_first else "(T, N, input_size)"
-        if not isinstance(input, Tensor) or input.ndim != 3:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{self.mode}: input must be a minigrad Tensor {layout} or a PackedSequence, got "
+                            f"{type(input).__name__}; wrap an array with minigrad.tensor(x) or minigrad.from_numpy(x)")
+        if input.ndim != 3:
             shape = getattr(input, "shape", None)
             raise ValueError(
                 f"{self.mode}: expected a 3-D input of shape {layout} with input_size={self.input_size}, "
@@ -105,6 +109,13 @@ class RNNBase(Module):
         input (T, N, D) (batch_first: (N, T, D)); states: tuple of (L*dirs, N, H) tensors or Nones.
         Returns (output (T, N, dirs*H) (batch_first: (N, T, ...)), tuple of final states, each (L*dirs, N, H)).
         """
+        if isinstance(input, PackedSequence):
+            # packed: the padded batch with lengths= (the same recurrence), then packed again as it came
+            if lengths is not None:
+                raise ValueError(f"{self.mode}: a PackedSequence carries its lengths; do not pass lengths= too")
+            padded, lengths = pad_packed_sequence(input, batch_first=self.batch_first)
+            output, finals = self._run_layers(function, padded, states, lengths.tolist(), **options)
+            return repack_like(output.transpose(0, 1) if self.batch_first else output, input), finals
         self._check_input(input)
         for state, name in zip(states, ("h0", "c0")):
             self._check_state(state, name, input.shape[0 if self.batch_first else 1])
