@@ -127,3 +127,9 @@ def test_recurrent_layers_take_and_return_packed_sequences_as_torch(dtype, mode,
     for ours, theirs in zip(results["minigrad"], results["torch"]):
         numpy.testing.assert_allclose(minigrad.backend.to_numpy(ours.data if hasattr(ours, "_data") else ours),
                                       as_numpy(theirs), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+
+
+def test_lstm_projections_are_refused_with_what_to_do():
+    assert nn.LSTM(3, 4, proj_size=0).hidden_size == 4
+    with pytest.raises(NotImplementedError, match=r"LSTM: proj_size=2 .* not in minigrad; leave proj_size=0"):
+        nn.LSTM(3, 4, proj_size=2)

@@ -199,6 +199,16 @@ class LSTM(RNNBase):
 
     mode = "LSTM"
 
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None, *, reference=False):
+        if proj_size:
+            raise NotImplementedError(
+                f"LSTM: proj_size={proj_size} (an LSTM with projections, h_t = W_hr (o * tanh(c_t))) is not in "
+                f"minigrad; leave proj_size=0, or add nn.Linear(hidden_size, {proj_size}) on the output "
+                f"(which projects the output but not the recurrent state; see minigrad/TORCH_DIFFERENCES.md)")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device, dtype, reference=reference)
+
     def forward(self, input, hx=None, lengths=None):
         if hx is None:
             hx = (None, None)
