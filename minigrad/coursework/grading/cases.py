@@ -87,16 +87,59 @@ def objective(outputs, douts):
     return sum(float(numpy.sum(numpy.asarray(y, dtype=numpy.float64) * v)) for y, v in zip(outputs, douts))
 
 
+# The timing case judges CPU seconds, as the kernel counts them for the worker (Worker.cpu_seconds): what the
+# machine's load does not change.  Two costs frame it, both measured in this run on this machine:
+#   honest   a backward with a Python loop over every gradient entry (the slowest honest way to write it:
+#            dw[i, j] = sum(da[:, i] * x[:, j])), at every time step: entries * PER_ENTRY seconds
+#   numeric  finite differences of the student's own forward: two forwards per input element
+ROOM = 4          # an honest backward may take ROOM times the per-entry loop's cost (and budget x the reference's)
+FD_SHARE = 0.25   # a backward over both its allowance and this share of the numeric cost: finite differences
+
+
+def per_entry_seconds(count=20000):
+    """CPU seconds (this thread's) of one step of a per-entry loop over a weight gradient, as a beginner writes it."""
+    rng = numpy.random.default_rng(0)
+    da, x = rng.standard_normal((8, 64)), rng.standard_normal((8, 64))
+    dw = numpy.zeros((64, 64))
+    start = time.thread_time()
+    for k in range(count):
+        i, j = divmod(k % 4096, 64)
+        dw[i, j] = numpy.sum(da[:, i] * x[:, j])
+    return (time.thread_time() - start) / count
+
+
 class Timing:
-    """A check's timing case (checks.json "timing"): inputs at a larger size, and the reference's backward time."""
+    """A check's timing case (checks.json "timing"): inputs at a larger size, the reference's answers there, and
+    the costs that frame a backward's CPU time (see ROOM, FD_SHARE).
 
-    def __init__(self, target, args, douts, sizes, budget, seconds):
+    seconds, forward_seconds   the reference's backward and forward, CPU seconds each
+    outputs, grads             the reference's outputs and gradients (None where it has none) at these inputs
+    elements                   input elements a finite-difference backward must nudge (two forwards each)
+    entries                    gradient entries, times the time steps: what a per-entry loop computes"""
+
+    def __init__(self, target, args, douts, sizes, budget, seconds, forward_seconds, outputs, grads, elements,
+                 entries, per_entry):
         self.target, self.args, self.douts, self.sizes = target, args, douts, sizes
-        self.budget, self.seconds = budget, seconds
+        self.budget, self.seconds, self.forward_seconds = budget, seconds, forward_seconds
+        self.outputs, self.grads, self.elements, self.entries = outputs, grads, elements, entries
+        self.per_entry = per_entry
 
-    def limit(self):
-        """Seconds the student's backward may take: ``budget`` times the reference's, plus 0.5 s for the pipes."""
-        return self.budget * self.seconds + 0.5
+    def allowance(self):
+        """CPU seconds any honest backward may take: budget x the reference's, or ROOM x a per-entry loop."""
+        return max(self.budget * self.seconds, ROOM * self.per_entry * self.entries)
+
+    def numeric(self, forward_seconds):
+        """CPU seconds of finite differences over a forward taking ``forward_seconds``: two per input element."""
+        return 2 * self.elements * forward_seconds
+
+    def stop_at(self, forward_seconds):
+        """CPU seconds after which a backward is judged a finite-difference one (and stopped)."""
+        return max(self.allowance(), FD_SHARE * self.numeric(forward_seconds))
+
+    @staticmethod
+    def repeats(seconds):
+        """Forwards for about 0.2 s of CPU, at ``seconds`` each: the kernel counts in ticks of 10 ms."""
+        return int(min(1000, max(2, 0.2 // max(seconds, 2e-4))))
 
 
 class Reference:
@@ -108,6 +151,7 @@ class Reference:
         self.lock = threading.Lock()
         self.cases = {}
         self.timings = {}   # check name -> Timing, for checks with "timing"
+        self.per_entry = None   # per_entry_seconds(), measured once per run
 
     def _reference(self):
         if self.worker is None or self.worker.closed:
@@ -133,9 +177,20 @@ class Reference:
                                           for number, case in enumerate(check.cases)]
         return self.cases[check.name]
 
-    def _time(self, check, repeats=3):
-        """The timing case of ``check``: inputs from the seed at its sizes, and the reference's backward time
-        (the fastest of ``repeats`` requests, measured as the student's will be: a request and its reply)."""
+    def _cpu_per_request(self, header, arrays, runs):
+        """The reference's CPU seconds per computation of ``header``'s request (``runs`` in each), and its reply."""
+        worker, used, requests, reply = self._reference(), 0.0, 0, None
+        while requests < 50 and (requests < 2 or used < 0.1):
+            before, wall = worker.cpu_seconds(), time.perf_counter()
+            reply = self._ask_reference(header, arrays)
+            after = worker.cpu_seconds()
+            used += (after - before) if before is not None and after is not None else time.perf_counter() - wall
+            requests += 1
+        return used / (requests * runs), reply
+
+    def _time(self, check):
+        """The timing case of ``check``: inputs from the seed at its sizes, the reference's answers and its CPU
+        seconds there (forward and backward, repeated until the kernel's ticks are a small part of them)."""
         timing = check.timing
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), 1 << 20])
         args = make_inputs(check, timing.sizes, rng)
@@ -143,13 +198,19 @@ class Reference:
         entries, arrays = arguments(args)
         _, outputs = self._ask_reference({"op": "forward", "target": target, "args": entries}, arrays)
         douts = [rng.standard_normal(y.shape) for y in outputs]
-        seconds = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            self._ask_reference({"op": "backward", "target": target, "args": entries, "douts": len(arrays)},
-                                arrays + douts)
-            seconds.append(time.perf_counter() - start)
-        return Timing(target, args, douts, timing.sizes, timing.budget, min(seconds))
+        forward_seconds, _ = self._cpu_per_request({"op": "forward", "target": target, "args": entries,
+                                                    "repeat": 10}, arrays, 10)
+        seconds, (header, grads) = self._cpu_per_request({"op": "backward", "target": target, "args": entries,
+                                                          "douts": len(arrays)}, arrays + douts, 1)
+        grads = iter(grads)
+        grads = [None if k in header.get("missing", []) else next(grads) for k in range(len(check.differentiable))]
+        elements = sum(args[i].size for i in check.differentiable)
+        steps = max([args[i].shape[e.time_axis] for i, e in enumerate(check.inputs) if e.time_axis is not None],
+                    default=1)
+        if self.per_entry is None:
+            self.per_entry = per_entry_seconds()
+        return Timing(target, args, douts, timing.sizes, timing.budget, seconds, forward_seconds, outputs, grads,
+                      elements, steps * sum(g.size for g in grads if g is not None), self.per_entry)
 
     def _prepare_case(self, check, number, case):
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), number])

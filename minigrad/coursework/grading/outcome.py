@@ -8,6 +8,7 @@
              only when the forward passed, so the part also says what was judged
     message  the words the student reads, written where the failure was found
     worst    a Worst (max relative error, where) of the backward's gradients, when it was measured
+    flags    notes for the course staff that change no points (a slow backward that is not finite differences)
 
 Who makes the status: the worker's reply says whether the student's code raised
 NotImplementedError (its "failure" field, protocol.NOT_IMPLEMENTED), the sandbox
@@ -64,6 +65,7 @@ class Outcome:
     part: Part = None
     message: str = ""
     worst: Worst = None
+    flags: tuple = ()
 
     @property
     def passed(self):

@@ -102,6 +102,9 @@ class Failure(enum.Enum):
 class WorkerFailed(Exception):
     """The worker did not answer: ``kind`` (a Failure) says how, ``reason`` why, in words a student reads."""
 
+    cpu_s = None          # for a TIMEOUT: the CPU seconds the worker had used when it was stopped (None: unknown)
+    cpu_limit = False     # for a TIMEOUT: True when the request's cpu_limit stopped it, not the clock
+
     def __init__(self, reason, kind=Failure.CRASHED):
         super().__init__(reason)
         self.reason, self.kind = reason, kind
@@ -342,14 +345,17 @@ class Worker:
         line, self.status = self.status.split(b"\n", 1)
         return line.decode("ascii", "replace")
 
-    def _receive(self, deadline, max_payload=protocol.MAX_PAYLOAD):
-        reader = _DeadlineReader(self.reply_read, deadline)
+    def _receive(self, deadline, max_payload=protocol.MAX_PAYLOAD, over=None):
+        reader = _DeadlineReader(self.reply_read, deadline, over)
         try:
             return protocol.read_message(reader, max_payload)
-        except TimeoutError:
+        except TimeoutError as error:
+            used = self.cpu_seconds()   # before close: the process is gone after it
             self.close()
-            raise WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
-                               "ends, or code far too slow for these small inputs", kind=Failure.TIMEOUT)
+            failed = WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
+                                  "ends, or code far too slow for these small inputs", kind=Failure.TIMEOUT)
+            failed.cpu_s, failed.cpu_limit = used, str(error) == "cpu"
+            raise failed
         except protocol.PipeClosed:   # the worker is gone, or going
             raise WorkerFailed(self.death_reason())
         except protocol.ProtocolError as error:
@@ -357,23 +363,43 @@ class Worker:
             raise WorkerFailed(f"your code answered with something the grader does not accept ({error}): "
                                "an output of the wrong shape or type?")
 
-    def request(self, header, arrays=(), timeout=None, max_payload=protocol.MAX_PAYLOAD):
+    def request(self, header, arrays=(), timeout=None, max_payload=protocol.MAX_PAYLOAD, cpu_limit=None):
         """Send one request; the reply (header, arrays).  Raises WorkerFailed when the worker does not answer.
 
-        ``max_payload``: the most bytes of arrays the reply may carry (the grader knows what to expect)."""
+        ``max_payload``: the most bytes of arrays the reply may carry (the grader knows what to expect).
+        ``cpu_limit``: stop the worker once this request has used that many CPU seconds (``cpu_seconds``):
+        a WorkerFailed of kind TIMEOUT whose ``cpu_s`` says how many it used."""
         if self.closed:
             raise WorkerFailed("the worker was already stopped")
         timeout = self.limits.time_s if timeout is None else timeout
+        start = self.cpu_seconds() if cpu_limit is not None else None
         try:
             protocol.write_message(self.requests, header, arrays)
         except (BrokenPipeError, OSError):
             self.close()
             raise WorkerFailed(self.death_reason())
-        reply = self._receive(time.monotonic() + timeout, max_payload)
+        if start is None:
+            reply = self._receive(time.monotonic() + timeout, max_payload)
+        else:
+            reply = self._receive(time.monotonic() + timeout, max_payload,
+                                  over=lambda: (self.cpu_seconds() or start) - start > cpu_limit)
         if not self.alive():   # its supervisor is gone: nothing the worker says can be trusted any more
             self.close()
             raise NotGraded("the process supervising the worker was lost (killed?) during a check: not graded")
         return reply
+
+    def cpu_seconds(self):
+        """The CPU seconds (user + system, its waited-for children included) the worker has used so far, as the
+        kernel counts them (/proc/PID/stat): what the submission cannot fake, and what the machine's load does
+        not change.  None where there is no /proc (macOS) or the worker is gone."""
+        if self.pid is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")   # utime stime cutime cstime
 
     def alive(self):
         """Whether the supervisor still runs: a worker that killed it is not to be trusted any more."""
@@ -468,11 +494,15 @@ class Worker:
 class _DeadlineReader:
     """A pipe read with a deadline: read(n) returns what arrived (b"" at the end); TimeoutError when late."""
 
-    def __init__(self, fd, deadline):
-        self.fd, self.deadline = fd, deadline
+    def __init__(self, fd, deadline, over=None):
+        self.fd, self.deadline, self.over = fd, deadline, over   # over(): True stops the wait ("cpu")
 
     def read(self, size):
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-            raise TimeoutError
-        return os.read(self.fd, min(size, 1 << 20))
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("wall")
+            if select.select([self.fd], [], [], left if self.over is None else min(left, 0.05))[0]:
+                return os.read(self.fd, min(size, 1 << 20))
+            if self.over is not None and self.over():
+                raise TimeoutError("cpu")

@@ -341,6 +341,9 @@ def forward(harness, header, arrays):
         outputs = _tuple(outputs, n_outputs, harness.target.get("forward") or harness.target.get("class")
                          or harness.target.get("function"))
         replies.extend(_array(out, f"output {k} of the forward") for k, out in enumerate(outputs))
+    point = _copies(args)
+    for _ in range(header.get("repeat", 1) - 1):   # the timing case: the forward's CPU cost, measured outside
+        harness.forward(point)
     return {"status": "ok"}, replies
 
 
