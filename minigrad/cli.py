@@ -96,7 +96,8 @@ def _autograder(args):
 
 
 def _grade(args):
-    from .coursework.grading.gradebook import NOT_GRADED, grade_folder
+    from .coursework.grading.escape import printable
+    from .coursework.grading.gradebook import NOT_GRADED, REFUSED, grade_folder
     from .coursework.sandbox import Limits
     _say_isolation()
     rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,
@@ -106,11 +107,14 @@ def _grade(args):
     counts = rows.counts
     for row in rows:
         if row["status"] != "graded":
-            print(f"{row['student']}: {row['status']}", file=sys.stderr)
-    print(f"{counts['graded']} graded, {counts['skipped']} already graded (skipped), {counts[NOT_GRADED]} not "
-          f"graded; gradebook.csv in {args.out} (mean {sum(totals) / max(len(totals), 1):.2f} / "
-          f"{rows[0]['max'] if rows else 0:g} over {len(totals)} students)")
-    return 1 if counts[NOT_GRADED] else 0
+            who = row["student"] + (f" ({row['id']})" if row["id"] else "")
+            print(printable(f"{who}: {row['status']}"), file=sys.stderr)
+    changed = f" ({counts['changed']} of them changed since their grade)" if counts["changed"] else ""
+    print(printable(f"{counts['graded']} graded{changed}, {counts['skipped']} already graded (skipped), "
+                    f"{counts[NOT_GRADED]} not graded, {counts[REFUSED]} refused; gradebook.csv in {args.out} "
+                    f"(mean {sum(totals) / max(len(totals), 1):.2f} / {rows[0]['max'] if rows else 0:g} over "
+                    f"{len(totals)} students)"))
+    return 1 if counts[NOT_GRADED] or counts[REFUSED] else 0
 
 
 def _notebooks(args):

@@ -1,5 +1,6 @@
 """A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
 from ...atomic_file import atomic_write
+from .escape import printable
 
 
 def _part(ok):
@@ -27,7 +28,7 @@ def table(results, flags=()):
                 lines.append(f"  hint {level}: {hint}")
     for flag in flags:
         lines.append(f"\nflag: {flag}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))   # a student's message may carry terminal escapes: shown, never run
 
 
 def gradescope(results, flags=()):

@@ -9,8 +9,8 @@
 supervisor.py and worker.py run as scripts of their own (``python -I -S -B``) and load
 protocol.py and isolation.py by path from this folder: they import nothing of the package.
 """
-from .control import (ISOLATION, Failure, Limits, NotGraded, Worker, WorkerFailed, copy_submission, isolation,
-                      unreadable_warning)
+from .control import (ISOLATION, Failure, Limits, NotGraded, Worker, WorkerFailed, check_installation,
+                      copy_submission, isolation, unreadable_problem)
 
-__all__ = ["ISOLATION", "Failure", "Limits", "NotGraded", "Worker", "WorkerFailed", "copy_submission", "isolation",
-           "unreadable_warning"]
+__all__ = ["ISOLATION", "Failure", "Limits", "NotGraded", "Worker", "WorkerFailed", "check_installation",
+           "copy_submission", "isolation", "unreadable_problem"]

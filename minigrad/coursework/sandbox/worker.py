@@ -49,9 +49,10 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Imported before the switch to the worker's uid, so that they import even where that uid cannot read
-# Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use,
-# NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random) and minigrad's.
+# Imported before the student's clock starts (and before the switch to the worker's uid): the modules a
+# submission is likely to use, NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random)
+# and minigrad's.  Any other module imports too: the worker's uid reads Python's installation (isolation.py
+# mounts it at its own path; without namespaces, control.check_installation refuses a run where it cannot).
 PRELOAD = ("numpy.random", "numpy.linalg", "numpy.fft", "minigrad.nn.functional", "minigrad.data",
            "minigrad.decoding", "minigrad.metrics", "minigrad.models", "minigrad.text", "math", "random",
            "itertools", "functools", "collections", "copy", "dataclasses", "typing", "warnings", "string",
