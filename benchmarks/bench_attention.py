@@ -29,7 +29,7 @@ import sys
 
 import numpy
 
-from common import best_times, interleaved_times, reference_tier_row, torch_or_none
+from common import interleaved_times, reference_tier_row, timed_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -88,7 +88,8 @@ def _tier_row(case, fns, reference_fn, repeat):
 
 
 def _row(case, times, note=""):
-    return {"case": case, "minigrad_s": times[0], "torch_s": times[1] if len(times) > 1 else None, "note": note}
+    """A row from ``interleaved_times`` of [minigrad, torch (optional)]: minimum and median of each."""
+    return timed_row(case, times[0], times[1] if len(times) > 1 else None, note)
 
 
 def growth_exponent(lengths, seconds):
@@ -126,11 +127,11 @@ def run(quick):
                              ("TransformerEncoderLayer", _encoder_layer_pair, "goal <= 1.5x; dropout 0")):
         fns = make(batch, T, torch)
         case = f"{name} fwd+bwd, batch {batch}, T={T}, d={D_MODEL}, {HEADS} heads, ff={FEEDFORWARD}"
-        rows.append(_row(case, best_times(fns, repeat=repeat), goal))
+        rows.append(_row(case, interleaved_times(fns, repeat=repeat), goal))
         rows.append(_tier_row(case, fns, make(batch, T, None, reference=True)[0], repeat))
         single = _one_blas_thread(fns[0])
         if single is not None:
-            rows.append(_row(case + ", minigrad's BLAS on 1 thread", best_times([single] + fns[1:], repeat=repeat),
+            rows.append(_row(case + ", minigrad's BLAS on 1 thread", interleaved_times([single] + fns[1:], repeat=repeat),
                              "threadpoolctl limit; PyTorch unchanged"))
 
     batch = 8
@@ -139,7 +140,7 @@ def run(quick):
     has_lstm = hasattr(nn, "LSTM")
     for T in lengths:
         fns = _attention_pair(batch, T, torch)
-        times = best_times(fns, repeat=max(2, repeat - 2 * (T >= 512)))
+        times = interleaved_times(fns, repeat=max(2, repeat - 2 * (T >= 512)))
         goal = "goal <= 2x" if T == 512 else ""
         rows.append(_row(f"attention vs T: MultiheadAttention fwd+bwd, batch {batch}, T={T}", times, goal))
         if T in (128, 1024):
@@ -149,14 +150,14 @@ def run(quick):
         single = _one_blas_thread(fns[0])
         if single is not None and T in (512, 1024):
             rows.append(_row(f"attention vs T: batch {batch}, T={T}, minigrad's BLAS on 1 thread",
-                             best_times([single] + fns[1:], repeat=2), goal))
-        for store, value in zip(series["attention"], times):
-            store.append(value)
+                             interleaved_times([single] + fns[1:], repeat=2), goal))
+        for store, bucket in zip(series["attention"], times):
+            store.append(min(bucket))
         if has_lstm:
-            times = best_times(_lstm_pair(batch, T, torch), repeat=max(2, repeat - 2 * (T >= 512)))
+            times = interleaved_times(_lstm_pair(batch, T, torch), repeat=max(2, repeat - 2 * (T >= 512)))
             rows.append(_row(f"LSTM vs T: nn.LSTM({D_MODEL}, {D_MODEL}) fwd+bwd, batch {batch}, T={T}", times))
-            for store, value in zip(series["LSTM"], times):
-                store.append(value)
+            for store, bucket in zip(series["LSTM"], times):
+                store.append(min(bucket))
     for name, (ours, theirs) in series.items():
         if not ours:
             rows.append({"case": f"growth exponent: {name}", "minigrad_s": None, "torch_s": None,

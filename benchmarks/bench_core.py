@@ -6,14 +6,15 @@ per-op overhead   a chain of 1,000 ops on a (4,) tensor (alternating x * 0.5,
                   (Function.apply, the Tensor, the graph, the backward walk).
                   Reported per op.
 training step     Linear(512, 512) -> LayerNorm(512) -> ReLU -> Linear(512, 10),
-                  batch 64, float32, cross_entropy, backward, optimizer step.
+                  batch 64, float32, cross_entropy, backward, optimizer step, timed
+                  as loops of consecutive steps (common.loop_times).
 """
 import numpy
 
 import minigrad
 from minigrad import functional as F, nn
 
-from common import best_times, torch_or_none
+from common import interleaved_times, loop_times, timed_row, torch_or_none
 
 CHAIN = 1000
 
@@ -48,13 +49,9 @@ def per_op_cases(quick):
         if torch is not None:
             th = _chain(lambda: torch.ones(4, requires_grad=True), torch.tanh, grad_enabled)
             fns.append(th if grad_enabled else torch.no_grad()(th))
-        times = best_times(fns, repeat=repeat)
-        rows.append({
-            "case": f"chain of {CHAIN} tiny ops on (4,), {label}",
-            "minigrad_s": times[0] / CHAIN,
-            "torch_s": times[1] / CHAIN if torch is not None else None,
-            "note": "per op",
-        })
+        per_op = [[t / CHAIN for t in bucket] for bucket in interleaved_times(fns, repeat=repeat)]
+        rows.append(timed_row(f"chain of {CHAIN} tiny ops on (4,), {label}", per_op[0],
+                              per_op[1] if torch is not None else None, "per op"))
     return rows
 
 
@@ -110,14 +107,11 @@ def training_step_cases(quick):
         fns = [_minigrad_step(batch, features, classes, optimizer)]
         if torch is not None:
             fns.append(_torch_step(torch, batch, features, classes, optimizer))
-        times = best_times(fns, repeat=repeat, warmup=2)
+        times = loop_times(fns, repeat)
         what = "forward + backward" if optimizer == "none" else f"forward + backward + {optimizer} step"
-        rows.append({
-            "case": f"Linear-LayerNorm-ReLU-Linear + cross_entropy, ({batch}, {features}) -> {classes}, {what}",
-            "minigrad_s": times[0],
-            "torch_s": times[1] if torch is not None else None,
-            "note": "float32" + (", SGD momentum 0.9" if optimizer == "sgd" else ""),
-        })
+        rows.append(timed_row(f"Linear-LayerNorm-ReLU-Linear + cross_entropy, ({batch}, {features}) -> {classes}, {what}",
+                              times[0], times[1] if torch is not None else None,
+                              "float32" + (", SGD momentum 0.9" if optimizer == "sgd" else "")))
     return rows
 
 

@@ -6,7 +6,9 @@ learner waits for that tier.  Each case times one training step of the lesson's 
 the lesson runs it (the reference tier), the same model on the fast tier, and the same
 model written with torch.nn, interleaved in one process.  Two rows per case: the fast
 tier against PyTorch, and "[reference tier]" against PyTorch, whose note says how far the
-reference tier is from the fast tier (issue 22: within 1.5x).
+reference tier is from the fast tier (issue 22: within 1.5x).  Training steps are timed as
+loops of consecutive steps (``common.loop_times``), each dropping its loss at its end; the
+rows show the minimum and the median per step.
 
 Cases (float32, full-mode sizes; the same weights in all three, copied PyTorch -> minigrad;
 each case checks that the three first-step losses agree before it times anything):
@@ -35,7 +37,7 @@ import functools
 
 import numpy
 
-from common import interleaved_times, paired_ratio, reference_tier_row, torch_or_none
+from common import interleaved_times, loop_times, paired_ratio, reference_tier_row, timed_row, torch_or_none
 
 import bench_workloads as workloads                          # puts this checkout's minigrad first on the path
 from bench_workloads import PAD_IDX, SEQ2SEQ, TRANSLATOR, update_steps
@@ -363,8 +365,7 @@ def _rows(what, times, note):
     """The fast tier's row and the "[reference tier]" row (the tier the lesson runs), from interleaved
     [fast, reference, torch] times."""
     fast, _, theirs = times
-    return [{"case": what, "minigrad_s": min(fast), "torch_s": min(theirs),
-             "note": f"{note}; median of paired ratios {paired_ratio(fast, theirs):.2f}x"},
+    return [timed_row(what, fast, theirs, f"{note}; median of paired ratios {paired_ratio(fast, theirs):.2f}x"),
             reference_tier_row(what, times)]
 
 
@@ -379,28 +380,28 @@ def run(quick):
             f"k={TRUNCATED['k']}")
     steps = truncated_bptt_steps(torch, TRUNCATED["k"], TRUNCATED["batch"], TRUNCATED["hidden"])
     loss = check_first_losses(steps, what)
-    rows += _rows(what, interleaved_times(steps, repeat=repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
+    rows += _rows(what, loop_times(steps, repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
 
     for cell in ("RNN", "LSTM", "GRU"):
         what = (f"lesson 4 adding problem training step, {cell}, batch {ADDING['batch']}, "
                 f"hidden {ADDING['hidden']}, T={ADDING['T']}")
         steps = adding_steps(torch, cell, ADDING["T"], ADDING["batch"], ADDING["hidden"])
         loss = check_first_losses(steps, what)
-        rows += _rows(what, interleaved_times(steps, repeat=repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
+        rows += _rows(what, loop_times(steps, repeat), f"mse, Adam + clip; first losses agree ({loss:.4f})")
 
     for heads in (1, 2):
         what = (f"lesson 9 neighbours training step, MultiheadAttention, {heads} head{'s' if heads > 1 else ''}, "
                 f"batch {NEIGHBOURS['batch']}, T={NEIGHBOURS['T']}")
         steps = neighbours_steps(torch, heads, NEIGHBOURS["batch"], NEIGHBOURS["T"], NEIGHBOURS["symbols"])
         loss = check_first_losses(steps, what)
-        rows += _rows(what, interleaved_times(steps, repeat=repeat),
+        rows += _rows(what, loop_times(steps, repeat),
                       f"E 16, weights per head returned, two cross_entropy, Adam; first losses agree ({loss:.4f})")
 
     for model_name in ("TransformerTranslator", "Seq2Seq"):
         what = f"lesson 10 {model_name} training step, batch {TRANSLATION_BATCH}"
         steps = translation_steps(torch, model_name, TRANSLATION_BATCH)
         loss = check_first_losses(steps, what)
-        rows += _rows(what, interleaved_times(steps, repeat=repeat),
+        rows += _rows(what, loop_times(steps, repeat),
                       f"dates, <pad> ignored, Adam + clip; first losses agree ({loss:.4f})")
     what = "lesson 10 evaluate(): greedy decoding of 200 dates, TransformerTranslator"
     decodes = evaluation_decodes(torch, 200)
@@ -413,10 +414,10 @@ def run(quick):
         what = f"lesson 11 {model_name} training step, batch {CLASSIFIER_BATCH}, {CLASSIFIER_TOKENS} tokens"
         steps = classifier_steps(torch, model_name, CLASSIFIER_BATCH, CLASSIFIER_TOKENS)
         loss = check_first_losses(steps, what)
-        rows += _rows(what, interleaved_times(steps, repeat=repeat), f"Adam; first losses agree ({loss:.4f})")
+        rows += _rows(what, loop_times(steps, repeat), f"Adam; first losses agree ({loss:.4f})")
     return rows
 
 
 if __name__ == "__main__":
     for row in run(quick=False):
-        print(f"{row['case']:100s} {row['minigrad_s'] / row['torch_s']:6.2f}x  {row['note']}")
+        print(f"{row['case']:100s} {row['minigrad_median_s'] / row['torch_median_s']:6.2f}x  {row['note']}")

@@ -26,7 +26,7 @@ import sys
 
 import numpy
 
-from common import best_times, interleaved_times, paired_ratio, reference_tier_row, torch_or_none
+from common import best_times, interleaved_times, paired_ratio, reference_tier_row, timed_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -153,9 +153,9 @@ def run(quick):
         times = interleaved_times(fns, repeat=repeat)
         shape = f"{layers} layers" if layers > 1 else ("bidirectional" if bidirectional else "1 layer")
         case = f"{kind} fwd+bwd, in {D}, hidden {H}, batch {B}, T={T}, {shape}"
-        rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
-                     "note": "float32" + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x"
-                                          if reference else "")})
+        rows.append(timed_row(case, times[0], times[2] if reference else None,
+                              "float32" + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x"
+                                           if reference else "")))
         rows.append(reference_tier_row(case, times))
     floor = _matmul_floor(50, B, D, H)
     mine, reference = _step_fns("LSTM", 50, B, D, H)
@@ -168,9 +168,9 @@ def run(quick):
     fns = [mine, mine_reference_tier] + ([] if reference is None else [reference])
     times = interleaved_times(fns, repeat=repeat * 5)
     case = "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50"
-    rows.append({"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[2]) if reference else None,
-                 "note": f"{min(times[0]) / 50 * 1e6:.1f} us per step"
-                         + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x" if reference else "")})
+    rows.append(timed_row(case, times[0], times[2] if reference else None,
+                          f"{min(times[0]) / 50 * 1e6:.1f} us per step (minimum)"
+                          + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x" if reference else "")))
     rows.append(reference_tier_row(case, times))
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")

@@ -34,6 +34,9 @@ first-step loss, or the same decoded tokens):
                               as its evaluate() does.  The torch model caches the self-attention
                               keys and values and the memory's projection, as minigrad's does.
 
+Training steps are timed as loops of consecutive steps (``common.loop_times``), each step
+dropping its loss at its end; every row shows the minimum and the median.
+
 The PyTorch models below are written the way a PyTorch user would write the
 same thing (torch.nn layers, the KV cache as tensors concatenated per step);
 their parameter names match minigrad's, so ``load_state_dict`` copies the weights.
@@ -44,7 +47,7 @@ import sys
 
 import numpy
 
-from common import interleaved_times, paired_ratio, torch_or_none
+from common import interleaved_times, loop_times, median, paired_ratio, timed_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -549,8 +552,7 @@ def _check_same_tokens(mine, reference, what):
 # ----------------------------------------------------------------------------- the suite
 
 def _row(case, times, note):
-    return {"case": case, "minigrad_s": min(times[0]), "torch_s": min(times[1]),
-            "note": f"{note}; median of paired ratios {paired_ratio(times[0], times[1]):.2f}x"}
+    return timed_row(case, times[0], times[1], f"{note}; median of paired ratios {paired_ratio(times[0], times[1]):.2f}x")
 
 
 def run(quick):
@@ -567,7 +569,7 @@ def run(quick):
             what = f"char LM training step, {cell.upper()}, batch {N}, hidden {H}, T={T}"
             mine, reference, count = char_lm_pair(torch, cell, N, T, H)
             loss = _check_first_loss(mine, reference, what)
-            times = interleaved_times([mine, reference], repeat=repeat)
+            times = loop_times([mine, reference], repeat)
             rows.append(_row(what, times, f"emb {EMBEDDING}, V {SHAKESPEARE_V}, {count} parameters, "
                                           f"Adam + clip; first losses agree ({loss:.4f})"))
 
@@ -575,7 +577,7 @@ def run(quick):
     what = f"Transformer LM training step (lesson 12 CausalLM), batch {N}, T={T}, d_model 64, 2 layers"
     mine, reference, count = causal_lm_pair(torch, N, T)
     loss = _check_first_loss(mine, reference, what)
-    times = interleaved_times([mine, reference], repeat=repeat)
+    times = loop_times([mine, reference], repeat)
     rows.append(_row(what, times, f"4 heads, ff 256, causal, V {CORPUS_V}, {count} parameters, Adam + clip; "
                                   f"first losses agree ({loss:.4f})"))
 
@@ -589,14 +591,14 @@ def run(quick):
         steps = _check_same_tokens(mine, reference, what)
         times = interleaved_times([mine, reference], repeat=repeat)
         rows.append(_row(what, times, f"{steps} steps, the same best sequence in both; "
-                                      f"{min(times[0]) / steps * 1e6:.0f} us per minigrad step, "
-                                      f"{min(times[1]) / steps * 1e6:.0f} us per torch step"))
+                                      f"median {median(times[0]) / steps * 1e6:.0f} us per minigrad step, "
+                                      f"{median(times[1]) / steps * 1e6:.0f} us per torch step"))
 
     batch = 64
     what = f"seq2seq training step (lesson 8 Seq2Seq, GRU + dot attention), batch {batch}, hidden 64"
     mine, reference, count = seq2seq_training_pair(torch, batch)
     loss = _check_first_loss(mine, reference, what)
-    times = interleaved_times([mine, reference], repeat=repeat)
+    times = loop_times([mine, reference], repeat)
     rows.append(_row(what, times, f"dates task, embedding 32, {count} parameters, <pad> ignored, Adam + clip; "
                                   f"first losses agree ({loss:.4f})"))
     for search in ("greedy", "beam"):
@@ -620,5 +622,5 @@ def run(quick):
 
 if __name__ == "__main__":
     for row in run(quick="--quick" in sys.argv):
-        print(f"{row['case']:100s} {row['minigrad_s']:9.5f} {row['torch_s']:9.5f} "
-              f"{row['minigrad_s'] / row['torch_s']:6.2f}x  {row['note']}")
+        print(f"{row['case']:100s} {row['minigrad_median_s']:9.5f} {row['torch_median_s']:9.5f} "
+              f"{row['minigrad_median_s'] / row['torch_median_s']:6.2f}x  {row['note']}")

@@ -12,10 +12,16 @@ each dict one row of the table, with the keys
     torch_s     seconds for the same case in PyTorch CPU, or None (torch missing)
     note        a short remark (units such as "per op", which optimizer), or ""
     unit        (optional) what minigrad_s and torch_s hold when it is not seconds: "MiB"
+    minigrad_median_s, torch_median_s
+                (optional) the median over the timed calls; minigrad_s and torch_s then hold
+                the minimum (``timed_row`` fills all four)
 
 ``quick`` asks for fewer repeats (and may shrink sizes) so that a smoke run
 takes seconds.  Time minigrad and PyTorch in the same process, on the same
-inputs, with ``best_time`` below.
+inputs, with ``interleaved_times`` below; a training step is timed as a loop of
+consecutive steps (``loop_times``), the way a learner's loop runs it, and the table
+shows the minimum and the median per step (issue 41: the minimum over single calls
+hid the page faults a loop pays when each step's graph is freed at its end).
 """
 import datetime
 import os
@@ -48,9 +54,13 @@ def best_time(fn, repeat=7, warmup=1):
     return min(times)
 
 
-def interleaved_times(fns, repeat=7, warmup=1):
+def interleaved_times(fns, repeat=7, warmup=1, steps=2):
     """Every timed call of several functions, their repeats interleaved (a, b, a, b, ...):
-    a list per function, one time per round.
+    a list per function, ``steps - 1`` times per round.
+
+    Each round calls each function ``steps`` times in a row and times all but the first:
+    a short loop, as a training loop calls its step function (the step drops its loss at
+    its end: the value a function returns is discarded at once).
 
     Interleaving exposes each to the same bursts of load from other
     processes, which keeps their ratio steadier than timing one after the other.
@@ -70,11 +80,34 @@ def interleaved_times(fns, repeat=7, warmup=1):
     for r in range(repeat):
         for i in range(len(fns)):
             k = (r + i) % len(fns)          # round r starts with function r
-            fns[k]()                        # untimed: the timed call follows a call of itself
-            start = CLOCK()
-            fns[k]()
-            times[k].append(CLOCK() - start)
+            fns[k]()                        # untimed: each timed call follows a call of itself
+            for _ in range(steps - 1):
+                start = CLOCK()
+                fns[k]()
+                times[k].append(CLOCK() - start)
     return times
+
+
+def loop_times(fns, repeat):
+    """``interleaved_times`` of training steps as loops of 3 or 4 consecutive steps, in about as many
+    calls as ``repeat`` rounds of single timed calls take (9 -> 4 loops of 4 steps, 3 -> 2 loops of 3)."""
+    steps = 4 if repeat >= 6 else 3
+    return interleaved_times(fns, repeat=max(2, 2 * repeat // steps), steps=steps)
+
+
+def median(times):
+    """The median of a list of times."""
+    ordered = sorted(times)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def timed_row(case, mine, theirs=None, note=""):
+    """A row from the timed calls of minigrad (``mine``) and PyTorch (``theirs``, or None): the minimum
+    and the median of each."""
+    return {"case": case, "minigrad_s": min(mine), "minigrad_median_s": median(mine),
+            "torch_s": min(theirs) if theirs else None, "torch_median_s": median(theirs) if theirs else None,
+            "note": note}
 
 
 def best_times(fns, repeat=7, warmup=1):
@@ -86,10 +119,9 @@ def reference_tier_row(case, times):
     """The "[reference tier]" row of a case from its interleaved times [fast, reference, torch (optional)]:
     the reference tier against PyTorch, and in the note against the fast tier."""
     fast, reference = times[0], times[1]
-    return {"case": case + " [reference tier]", "minigrad_s": min(reference),
-            "torch_s": min(times[2]) if len(times) > 2 else None,
-            "note": f"reference tier {min(reference) / min(fast):.2f}x the fast tier "
-                    f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)"}
+    return timed_row(case + " [reference tier]", reference, times[2] if len(times) > 2 else None,
+                     f"reference tier {median(reference) / median(fast):.2f}x the fast tier in medians "
+                     f"(median of paired ratios {paired_ratio(reference, fast):.2f}x)")
 
 
 def paired_ratio(mine, theirs):
@@ -98,9 +130,7 @@ def paired_ratio(mine, theirs):
     Each round's two times were taken moments apart, under the same load, so their
     ratio is steadier on a noisy machine than the ratio of the two minimums.
     """
-    ratios = sorted(a / b for a, b in zip(mine, theirs))
-    middle = len(ratios) // 2
-    return ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+    return median([a / b for a, b in zip(mine, theirs)])
 
 
 def peak_memory(fn):

@@ -11,13 +11,15 @@ Suites are the modules ``benchmarks/bench_<name>.py`` named in SUITES below;
 a suite whose module does not exist yet is skipped with a note.  Each suite
 module defines
 
-    run(quick: bool) -> list[dict]     rows with keys case, minigrad_s, torch_s (or None), note (unit)
+    run(quick: bool) -> list[dict]     rows with keys case, minigrad_s, torch_s (or None), note (unit),
+                                       and the medians minigrad_median_s, torch_median_s
 
-(see common.py, which also holds ``best_time``: the minimum over repeats).
+(see common.py: ``interleaved_times``, ``loop_times`` for training steps, ``timed_row``).
 The table goes to stdout and to benchmarks/results/<date>-<time>.md, headed
 by the date, the machine, the versions, and the BLAS library and thread
-count that threadpoolctl found.  ratio = minigrad time / torch time: below
-1.0 minigrad is faster.
+count that threadpoolctl found.  Each time shows the minimum and the median;
+ratio = minigrad's median / torch's median (of the minimums where a row has no
+median): below 1.0 minigrad is faster.
 
 Beside the suites: ``profile_rows.py`` says where each row's time goes (NumPy calls
 per step; BLAS, NumPy, allocation, Python), ``floors.py`` what the rows below
@@ -65,14 +67,20 @@ def format_seconds(seconds, unit=None):
 
 
 def table(rows):
-    """A markdown table: suite, case, minigrad, torch, ratio, note."""
-    lines = ["| suite | case | minigrad | torch | ratio | note |", "|---|---|---|---|---|---|"]
+    """A markdown table: suite, case, minigrad and torch (minimum, median), the ratio of the medians, note.
+
+    A row without medians (a memory row, one timed call) shows "-" there, and its ratio is of the values it has.
+    """
+    lines = ["| suite | case | minigrad min | minigrad median | torch min | torch median | ratio | note |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        ratio = "-"
-        if row.get("torch_s") and row.get("minigrad_s") is not None:
-            ratio = f"{row['minigrad_s'] / row['torch_s']:.2f}x"
-        lines.append(f"| {row['suite']} | {row['case']} | {format_seconds(row.get('minigrad_s'), row.get('unit'))} | "
-                     f"{format_seconds(row.get('torch_s'), row.get('unit'))} | {ratio} | {row.get('note', '')} |")
+        mine, theirs = row.get("minigrad_median_s"), row.get("torch_median_s")
+        if mine is None or theirs is None:
+            mine, theirs = row.get("minigrad_s"), row.get("torch_s")
+        ratio = f"{mine / theirs:.2f}x" if theirs and mine is not None else "-"
+        cells = [format_seconds(row.get(key), row.get("unit"))
+                 for key in ("minigrad_s", "minigrad_median_s", "torch_s", "torch_median_s")]
+        lines.append(f"| {row['suite']} | {row['case']} | {' | '.join(cells)} | {ratio} | {row.get('note', '')} |")
     return "\n".join(lines)
 
 
@@ -101,8 +109,9 @@ def main():
         header.append(f"note: re-run with {os.environ[REEXEC_MARK]} removed from this command's "
                       "environment (they slow NumPy down)")
     clock = "CPU time of the calling thread" if args.clock == "cpu" else "wall-clock time"
-    header.append(f"times: {clock}, minimum over repeats; minigrad and torch interleaved in one process, "
-                  "each timed call right after an untimed call of itself")
+    header.append(f"times: {clock}, minimum and median over repeats; minigrad and torch interleaved in one "
+                  "process, each timed call right after a call of itself; training steps timed as loops of "
+                  "consecutive steps, each step's loss dropped at its end; ratio: minigrad's median / torch's")
     print("\n".join(header), flush=True)
 
     rows = []

@@ -11,7 +11,7 @@ __version__ = "0.1.0"   # the one source: pyproject.toml reads it, `minigrad --v
 
 from . import backend
 from .autograd import enable_grad, is_grad_enabled, no_grad
-from .backend import manual_seed
+from .backend import empty_cache, manual_seed
 from .tensor import (
     Tensor, bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype,
 )
