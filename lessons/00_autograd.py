@@ -538,11 +538,13 @@ run.check(step_report.passed and [row["name"] for row in step_report.rows] == li
 #
 # With gradients in hand, training is a loop: forward, loss, backward, step.
 # Plain gradient descent moves each parameter against its gradient,
+# θ ← θ - η dL/dθ.  We add heavy-ball momentum, which keeps a running sum of
+# past gradients and steps along it (the form of PyTorch's `SGD(momentum=m)`):
 #
-#     θ ← θ - η dL/dθ,
+#     v ← m v + dL/dθ,     θ ← θ - η v,
 #
 # inside `no_grad()` (the update itself must not become part of the graph), and
-# then clears the gradients.  `minigrad.optim` packages this (SGD, Adam) for
+# then clear the gradients.  `minigrad.optim` packages this (SGD, Adam) for
 # the later lessons.  We fit a small tanh network to `sin(x)` on [-3, 3].
 
 # %%

@@ -4,7 +4,7 @@
     time_series       Geron's series (Hands-On Machine Learning, ch. 15), the course slides' forecasting data
     adding_problem    the long-range memory test of Hochreiter and Schmidhuber (1997)
     copy_task / reverse_task   symbol sequences and their copies / reversals
-    dates             "Saturday, 3 March 1999" -> "1999-03-03", a translation with clear alignments
+    dates             "Wednesday, 3 March 1999" -> "1999-03-03", a translation with clear alignments
     sentiment         short reviews whose label depends on word order and negation
     translation       sentences in English word order and in a made-up verb-final language
 
