@@ -56,8 +56,10 @@ plt = run.pyplot()
 # %% [markdown]
 # ## 0. The text
 #
-# minigrad ships no data: it gathers prose that every Python installation has,
-# the documentation strings of the standard library.  We keep 90% of the
+# This lesson needs no data file at all: it gathers prose that every Python
+# installation has, the documentation strings of the standard library
+# (`minigrad.data.stdlib_corpus`; the corpora minigrad ships, such as Tiny
+# Shakespeare and the English-French pairs, come in lessons 6-8).  We keep 90% of the
 # paragraphs for "training" (building vocabularies) and hold out 10% to see how
 # each choice copes with text it has not seen.
 
@@ -74,8 +76,9 @@ print("first paragraph:", train_text[0][:200])
 # %% [markdown]
 # ## 1. Three ways to cut text into tokens
 #
-# * **characters**: a tiny vocabulary and nothing is ever unknown, but
-#   sequences are long and every word must be spelled out;
+# * **characters**: a tiny vocabulary and (almost) nothing unknown, but
+#   sequences are long and every word must be spelled out (a held-out
+#   character can still be new: an accented letter, a symbol);
 # * **words** (lowercased, punctuation split off): short sequences, but a large
 #   vocabulary with a long tail of rare words, and unseen words are `<unk>`;
 # * **BPE sub-words** (Sennrich et al., 2016): start from characters and

@@ -215,15 +215,25 @@ run.check(np.abs(output.numpy() - ours.numpy()).max() < 1e-12, "nn.RNN computes 
 #
 # Unroll the carried gradient: from the last step back to step t,
 #
-#     dh_t = dh_T · Π_{k=t+1..T} diag(1 - h_k²) W_hh
+#     dh_t = dh_T · D_T W_hh · D_{T-1} W_hh ··· D_{t+1} W_hh,    D_k = diag(1 - h_k²)
 #
-# Near h = 0 the tanh factors are about 1 and this is dh_T W_hh^(T-t): the
-# gradient is multiplied T - t times by W_hh.  If W_hh's spectral radius ρ
-# (its largest |eigenvalue|) is below 1, the product shrinks like ρ^(T-t): the
-# loss at T barely sees step t, and long-range dependencies are never learned
-# (**vanishing**).  Above 1 it can grow like ρ^(T-t) (**exploding**), until
-# tanh saturates.  We measure ‖dL/dh_t‖ for L = <v, h_T> with W_hh = ρ Q for
-# an orthogonal Q, so that ρ is exactly its spectral radius.
+# (row vectors: the factor of the latest step comes first; matrices do not
+# commute, so the order matters).  Every entry of D_k lies in (0, 1], so
+#
+#     ‖dh_t‖ ≤ ‖dh_T‖ · σ_max(W_hh)^(T-t),
+#
+# with σ_max the largest *singular value*: if σ_max < 1 the gradient shrinks at
+# least like σ_max^(T-t), the loss at T barely sees step t, and long-range
+# dependencies are never learned (**vanishing**; Pascanu, Mikolov & Bengio 2013,
+# "On the difficulty of training recurrent neural networks", section 2.1: a
+# sufficient condition, and σ_max > 1 a necessary one for exploding).  The
+# spectral radius ρ (the largest |eigenvalue|) decides only the long run of
+# W_hh's powers (‖W^k‖^(1/k) → ρ): a non-normal W_hh with ρ < 1 can still
+# grow a gradient for many steps (below).  Near h = 0 the D_k are about the
+# identity and the product is dh_T W_hh^(T-t); above ρ = 1 it can grow like
+# ρ^(T-t) (**exploding**), until tanh saturates.  We measure ‖dL/dh_t‖ for
+# L = <v, h_T> with W_hh = ρ Q for an orthogonal Q: then every singular value
+# is ρ as well, so here σ_max = ρ and the two conditions coincide.
 
 # %%
 T_long = 30
@@ -252,6 +262,20 @@ rows = [{"rho": rho, "norm dL/dh_T": n[-1], "norm dL/dh_1": n[0], "ratio h_1 / h
 run.table(rows, f"Gradient reaching the first step of {T_long} (tanh RNN, small inputs)")
 run.check(norms[0.5][0] / norms[0.5][-1] < 1e-6, "with rho = 0.5 the gradient at step 1 has vanished (< 1e-6 of step T)")
 run.check(norms[1.5][0] / norms[1.5][-1] > 10, "with rho = 1.5 it grows instead (> 10x step T's), until tanh saturates")
+
+# %% [markdown]
+# The spectral radius alone is not enough.  W = [[0.5, 4], [0, 0.5]] has both
+# eigenvalues 0.5 (ρ = 0.5) but σ_max ≈ 4.06: pushed back through it, a
+# gradient first grows about fourfold and only after several steps starts to
+# shrink like 0.5^k.
+
+# %%
+W_nonnormal = np.array([[0.5, 4.0], [0.0, 0.5]])
+g_back = np.array([1.0, 0.0])                              # a gradient (row vector) pushed back k steps: g W^k
+grown = [float(np.linalg.norm(g_back @ np.linalg.matrix_power(W_nonnormal, k))) for k in range(8)]
+print(f"spectral radius {max(abs(np.linalg.eigvals(W_nonnormal))):.2f}, largest singular value "
+      f"{np.linalg.norm(W_nonnormal, 2):.2f}; |g W^k| for k = 0..7:", np.round(grown, 3))
+run.check(max(grown) > 3 * grown[0], "rho < 1 does not stop a gradient from growing: sigma_max > 1 lets it")
 
 if plt:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

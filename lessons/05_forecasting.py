@@ -216,8 +216,10 @@ mse = {r["model"]: r["validation MSE"] for r in rows}
 # RNN's last layer has the same constraint; replacing it by a dense head lets
 # the 20 units of the top layer carry the memory and a linear map read the
 # answer off them.  As in the book, the dense head does as well (here within
-# 25%; on our full run 0.0029 against 0.0026) in about half the time (one
-# recurrent layer fewer), and its output is not bounded.
+# 25%; on our full run 0.0029 against 0.0026) in less time (one recurrent
+# layer fewer: 19.6 s against 24.0 s in the run of lessons/README.md, 10.5 s
+# against 20.1 s in a quieter one; the table's seconds column shows yours),
+# and its output is not bounded.
 
 # %%
 with minigrad.no_grad():

@@ -295,7 +295,7 @@ if run.quick:                                            # a slice: every 5th tr
 char_vocab = Vocab(sorted({c for name, _ in name_pairs["train"] for c in name}))
 print(f"{len(name_pairs['train'])} training and {len(name_pairs['test'])} test names; "
       f"{len(char_vocab)} characters (with the 4 specials)")
-counts = {language: len(names["train"][language]) for language in LANGUAGES}
+counts = {language: sum(label == i for _, label in name_pairs["train"]) for i, language in enumerate(LANGUAGES)}
 print("training names per language:", ", ".join(f"{language} {n}" for language, n in counts.items()))
 name_ids = [char_vocab.encode(list(name)) for name, _ in name_pairs["train"]]
 name_labels = [label for _, label in name_pairs["train"]]

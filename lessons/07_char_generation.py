@@ -287,7 +287,10 @@ if plt:
 #    yourself on this corpus.)
 # 2. Train with T = 16 instead of 64.  What happens to long-range structure
 #    (matching quotes and parentheses) in the samples?
-# 3. Implement nucleus sampling (`top_p=0.9`) and compare it with top-5.
+# 3. Nucleus sampling: `decoding.sample` already takes `top_p`.  Sample with
+#    `top_p=0.9` and compare with top-5 (entropy, real words); then write the
+#    top-p filter yourself on one row of log-probabilities and check it keeps
+#    the same tokens as `decoding.sample`'s.
 # 4. Free running: feed the model its own greedy predictions during training
 #    instead of the true characters.  Why does it learn so much slower?
 

@@ -220,9 +220,54 @@ if not run.quick:
 # best may lead to a worse sequence.  Beam search keeps the `beam_size` best
 # prefixes at every step (`decoding.beam_search`) and returns the sequence with
 # the highest total log-probability log p(y | x) = Σ_t log p(y_t | y_<t, x) it
-# found.  It cannot be worse than greedy by much, and is usually better, by
-# that measure; whether the *translations* improve depends on how well the
-# model's probabilities agree with the metric.
+# found.  It is usually better than greedy by that measure, but nothing
+# guarantees it: greedy's prefix can fall out of the beam.  A toy decoder with
+# three tokens shows it.  After `<bos>` it gives A 0.40, B 0.31, C 0.29; after A,
+# `<eos>` 0.34 (so greedy writes "A <eos>", probability 0.136); after B, two
+# continuations of 0.5 each (A and B), and after those every token is equally
+# likely.  With K = 2 the beam keeps A and B, then "B A" and "B B" (0.155 each) beat
+# every extension of A (at most 0.136), so greedy's answer is pruned, and the
+# beam ends with 0.155 × 0.25 = 0.039.  (K = 3 keeps C, whose "C <eos>" is the
+# best sequence, 0.29.)  Whether the *translations* improve depends, besides,
+# on how well the model's probabilities agree with the metric.
+
+# %%
+TOY_EOS = 0
+toy_probs = np.array([[0, .40, .31, .29],       # state 0, after <bos>: A, B, C (token 0 is <eos>)
+                      [.34, .33, .33, 0],       # state 1, after A
+                      [0, .5, .5, 0],           # state 2, after B
+                      [1, 0, 0, 0],             # state 3: <eos> for sure
+                      [.25, .25, .25, .25]])    # state 4, after B A or B B: nothing stands out
+toy_next = np.array([[3, 1, 2, 3],             # state 0: A -> state 1, B -> 2, C -> 3 (then <eos>)
+                     [3, 3, 3, 3], [3, 4, 4, 3], [3, 3, 3, 3], [3, 3, 3, 3],
+                     [0, 0, 0, 0]])             # state 5, before the start token: any token -> state 0
+
+
+class ToyDecoder(decoding.Decoder):
+    """The decoder protocol over a table: the state is the row of toy_next each prefix is in."""
+
+    def step(self, tokens, state):                                  # tokens, state (N,)
+        state = toy_next[state.numpy(), tokens.numpy()]
+        return minigrad.tensor(np.log(toy_probs[state] + 1e-300)), minigrad.tensor(state)
+
+
+def toy_decode(beam_size=None):
+    """(tokens, log-probability) of the toy's best sequence by greedy or beam search."""
+    if beam_size is None:
+        sequences, log_probs = decoding.greedy(ToyDecoder(), minigrad.tensor([5]), [TOY_EOS], 6, eos=TOY_EOS)
+        return sequences[0], log_probs[0]
+    best = decoding.beam_search(ToyDecoder(), minigrad.tensor([5]), [TOY_EOS], beam_size, 6, eos=TOY_EOS)[0][0]
+    return best.tokens, best.log_prob
+
+
+toy_rows = []
+for k in (None, 2, 3):
+    toy_tokens, toy_lp = toy_decode(k)
+    toy_rows.append({"decoding": "greedy" if k is None else f"beam, K = {k}", "tokens": str(toy_tokens),
+                     "log-probability": toy_lp})
+run.table(toy_rows, "A toy decoder (tokens: 0 = <eos>, 1 = A, 2 = B, 3 = C)")
+run.check(toy_rows[1]["log-probability"] < toy_rows[0]["log-probability"] - 1,
+          "beam search with K = 2 can end far below greedy (greedy's prefix was pruned)")
 
 # %%
 beam_model = "dot" if run.quick else "bottleneck"     # the weaker the model, the more the search matters

@@ -241,8 +241,12 @@ if plt:
 # %% [markdown]
 # ## 4. What the numbers say
 #
-# Both models learn negation and "but", well above the majority class.  Read
-# the table for who wins *on this data, at this budget*.  On the full run
+# In full mode both models learn negation and "but", well above the majority
+# class (on "but" sentences 0.99 and 1.0 against 0.51).  In quick mode the
+# Transformer is not there yet: on "but" sentences it can stay at the
+# majority's level (0.5165 against 0.5275 in one run), and the lesson checks
+# the "but" sentences in full mode only.  Read the table for who wins *on this
+# data, at this budget*.  On the full run
 # (6000 sentences, 10 epochs) both reach 100% validation accuracy: a tie.
 # In quick mode (1200 sentences, 3 epochs) the LSTM is already perfect while
 # the Transformer is still learning: on sentences of ten words the LSTM's
@@ -282,6 +286,10 @@ else:
               f"the Transformer classifier beats the majority class by more than {margin}")
     run.check(lstm["val accuracy"] > majority + margin,
               f"the LSTM classifier beats the majority class by more than {margin}")
+    if not run.quick:                                     # quick mode: the Transformer may not be there yet
+        but_majority = results[2]["accuracy on 'but' sentences"]
+        run.check(min(transformer["accuracy on 'but' sentences"], lstm["accuracy on 'but' sentences"])
+                  > but_majority + 0.3, "both models learn 'but' sentences, well above the majority class")
 
 # %% [markdown]
 # ## Exercises

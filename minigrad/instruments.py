@@ -95,8 +95,10 @@ def gradient_norms_through_time(model, x, loss_fn, state=None):
 def spectral_radius(matrix):
     """max |lambda| over the eigenvalues of a square matrix (Tensor or array).
 
-    Without the nonlinearity, h_t = W h_{t-1} grows like rho(W)^t: a radius
-    above 1 explodes, below 1 vanishes.
+    Without the nonlinearity, h_t = W h_{t-1} grows like rho(W)^t in the long run
+    (||W^t||^(1/t) -> rho): a radius above 1 explodes, below 1 vanishes eventually.
+    A non-normal W can still grow a vector for many steps with rho < 1; the bound
+    that holds at every step is the largest singular value (lesson 3).
     """
     data = matrix._data if isinstance(matrix, Tensor) else matrix
     if data.ndim != 2 or data.shape[0] != data.shape[1]:

@@ -122,3 +122,27 @@ def test_gradcheck_catches_forgotten_dh_next(device):
     report = minigrad.gradcheck(lambda *a: StepwiseRNN.apply(*a, False), (x, h0, *params), raise_exception=False)
     failed = {row["name"] for row in report.rows if row["status"] == "FAIL"}
     assert {"input 0", "input 2", "input 3"} <= failed    # x and both weight matrices are wrong
+
+
+def test_cs231n_lstm_weights_port_with_the_o_g_blocks_swapped():
+    """rnn_steps' layout table: CS231n's lstm_step_forward splits a = x Wx + prev_h Wh + b as
+    (a_i, a_f, a_o, a_g); Wx == w_ih.T only after swapping the o and g blocks."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x, h, c = rng.standard_normal((N, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    Wx, Wh, b = rng.standard_normal((D, 4 * H)), rng.standard_normal((H, 4 * H)), rng.standard_normal(4 * H)
+
+    def sigmoid(a):
+        return 1 / (1 + np.exp(-a))
+
+    a = x @ Wx + h @ Wh + b                                   # CS231n's lstm_step_forward
+    i, f, o, g = sigmoid(a[:, :H]), sigmoid(a[:, H:2 * H]), sigmoid(a[:, 2 * H:3 * H]), np.tanh(a[:, 3 * H:])
+    next_c = f * c + i * g
+    next_h = o * np.tanh(next_c)
+
+    swap = np.r_[0:2 * H, 3 * H:4 * H, 2 * H:3 * H]           # (i, f, o, g) -> (i, f, g, o)
+    ours_h, ours_c, _ = lstm_step_forward(x, h, c, Wx[:, swap].T, Wh[:, swap].T, b[swap], None)
+    assert np.allclose(ours_h, next_h, atol=1e-14) and np.allclose(ours_c, next_c, atol=1e-14)
+    naive_h, _, _ = lstm_step_forward(x, h, c, Wx.T, Wh.T, b, None)   # the old table's "Wx == w_ih.T"
+    assert not np.allclose(naive_h, next_h, atol=1e-3)

@@ -1,6 +1,6 @@
 """The classic small corpora that ship with minigrad (no download), with fixed splits.
 
-    text = shakespeare("train")                      # str: 1,003,854 characters of plays
+    text = shakespeare("train")                      # str: 1,003,857 characters of plays
     names = names_by_language("test")                # {"Arabic": ["Abadi", ...], ...}: 18 languages
     pairs = translation_pairs("eng-fra", "train")    # [("Go.", "Va !"), ...]: (English, French)
 

@@ -9,14 +9,19 @@ The layouts a student meets (one table, so they cannot drift apart):
 
                     CS231n's assignment 3          minigrad (PyTorch's): here, functions/, nn/,
                                                    and the rnn and lstm_gru assignments
-    weights         Wx (D, G*H), Wh (H, G*H)       w_ih (G*H, D), w_hh (G*H, H)      Wx == w_ih.T
-    biases          b (G*H,); GRU bx, bh           b_ih, b_hh (G*H,)                 b == b_ih + b_hh
+    weights         Wx (D, G*H), Wh (H, G*H)       w_ih (G*H, D), w_hh (G*H, H)
+    biases          b (G*H,)                       b_ih, b_hh (G*H,)                 b == b_ih + b_hh
     pre-activation  x @ Wx + prev_h @ Wh + b       x @ w_ih.T + b_ih + h_prev @ w_hh.T + b_hh
+    gate blocks     LSTM (i, f, o, g)              LSTM (i, f, g, o), GRU (r, z, n)
     sequence        x (N, T, D), batch first       x (T, N, D), time first; nn layers take
                                                    (N, T, D) with batch_first=True
     states          prev_h, next_h (prev_c, next_c)  h_prev, h (c_prev, c)
 
-    G = 1 (RNN), 4 (LSTM: gate blocks i, f, g, o), 3 (GRU: r, z, n): PyTorch's order everywhere.
+    G = 1 (RNN), 4 (LSTM), 3 (GRU).  RNN: Wx == w_ih.T and Wh == w_hh.T.  LSTM: CS231n's
+    ``lstm_step_forward`` splits a into (a_i, a_f, a_o, a_g), so Wx equals w_ih.T only after
+    swapping its third and fourth blocks of H columns (o and g), and the same for Wh and b.
+    CS231n's assignment has no GRU; minigrad's follows PyTorch's (reset gate applied after
+    the product with w_hh, Cho et al.'s is ``reset_after=False``).
 
 Notation (the lessons'):   N batch, D input features, H hidden units.
 

@@ -235,9 +235,9 @@ class GRU(RNNBase):
     compute different functions, so weights trained with one do not transfer.
 
     The update gate's convention also differs between texts: PyTorch and d2l.ai
-    write h' = z * h + (1 - z) * h~ (z near 1 keeps the old state), as here;
-    Cho et al. and some others write h' = (1 - z) * h + z * h~, swapping the roles
-    of z and 1 - z.  Check which one a text uses before comparing gate values.
+    write h' = z * h + (1 - z) * h~ (z near 1 keeps the old state), as here and as
+    Cho et al. (2014, eq. 7); Chung et al. (2014) and some others write
+    h' = (1 - z) * h + z * h~, swapping the roles of z and 1 - z.  Check which one a text uses before comparing gate values.
 
     GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
         dropout=0.0, bidirectional=False, reset_after=True, *, reference=False)
