@@ -157,18 +157,33 @@ def sample(decoder, state, start, max_len, eos=None, temperature=1.0, top_k=None
     return _generate(decoder, state, start, max_len, eos, pick=pick)
 
 
-def _sample_from(log_probs, temperature, top_k, top_p):
-    """One id per row of (N, V) log-probabilities, after temperature, top-k and top-p."""
+def sampling_distribution(log_probs, temperature=1.0, top_k=None, top_p=None):
+    """The distribution ``sample`` draws from: (N, V) log-probabilities (or logits) -> (N, V) probabilities.
+
+        p_i = exp(l_i / T) / sum_j exp(l_j / T)      over the tokens kept, 0 for the others
+
+    temperature  T > 0: T < 1 sharpens (T -> 0 puts all the mass on the argmax), T > 1 flattens
+                 (T -> inf tends to uniform over the tokens kept)
+    top_k        keep the k largest logits of each row (a tie at the k-th value keeps every tied token)
+    top_p        then keep the fewest most probable tokens whose total reaches p, renormalised
+    """
     xp = backend.array_module(log_probs)
-    if temperature == 0:
-        return xp.argmax(log_probs, axis=1)
+    N, V = log_probs.shape
+    # BEGIN SOLUTION
+    # HINT: divide by the temperature: a small T must make large logits larger relative to the rest
     logits = log_probs / temperature
-    N, V = logits.shape
+    # END SOLUTION
     if top_k is not None and top_k < V:
-        kth = xp.sort(logits, axis=1)[:, V - top_k][:, None]    # the k-th largest value
+        # BEGIN SOLUTION
+        # HINT: find each row's k-th largest logit (xp.sort sorts ascending) and set the logits below it to -inf
+        kth = xp.sort(logits, axis=1)[:, V - top_k][:, None]    # the k-th largest value, (N, 1)
         logits = xp.where(logits < kth, -xp.inf, logits)
+        # END SOLUTION
+    # BEGIN SOLUTION
+    # HINT: a softmax over each row; subtract the row's maximum first so exp cannot overflow
     probs = xp.exp(logits - logits.max(axis=1, keepdims=True))
     probs = probs / probs.sum(axis=1, keepdims=True)
+    # END SOLUTION
     if top_p is not None and top_p < 1.0:
         sorted_probs = -xp.sort(-probs, axis=1)                  # (N, V), largest first
         before = xp.cumsum(sorted_probs, axis=1) - sorted_probs  # mass of the tokens ranked above
@@ -176,10 +191,22 @@ def _sample_from(log_probs, temperature, top_k, top_p):
         threshold = xp.take_along_axis(sorted_probs, (kept - 1)[:, None], axis=1)
         probs = xp.where(probs >= threshold, probs, 0.0)
         probs = probs / probs.sum(axis=1, keepdims=True)
-    # inverse-CDF sampling: the first token whose cumulative probability passes u
-    u = backend.random_uniform((N, 1), probs.dtype, backend.device_of(probs))
+    return probs
+
+
+def _sample_from(log_probs, temperature, top_k, top_p):
+    """One id per row of (N, V) log-probabilities, drawn from ``sampling_distribution``."""
+    xp = backend.array_module(log_probs)
+    if temperature == 0:
+        return xp.argmax(log_probs, axis=1)
+    probs = sampling_distribution(log_probs, temperature, top_k, top_p)
+    N, V = probs.shape
+    u = backend.random_uniform((N, 1), probs.dtype, backend.device_of(probs))   # one uniform draw per row
+    # BEGIN SOLUTION
+    # HINT: inverse-CDF sampling: pick the first token whose cumulative probability exceeds u
     chosen = (xp.cumsum(probs, axis=1) < u).sum(axis=1)
-    return xp.minimum(chosen, V - 1)
+    # END SOLUTION
+    return xp.minimum(chosen, V - 1)                             # rounding can leave the total a hair below u
 
 
 def _generate(decoder, state, start, max_len, eos, pick):
@@ -257,11 +284,15 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
             stay = xp.full((V,), -xp.inf)
             stay[eos] = 0.0
             step_lp = xp.where(finished[:, :, None], stay, step_lp)
+            # BEGIN SOLUTION
+            # HINT: every beam k and next token v is a candidate, K * V of them per row: its log-probability is the beam's plus the step's
+            # HINT: rank the candidates by their length-normalised score and keep the K best; candidate j extends beam j // V with token j % V
             candidate_lp = (log_prob[:, :, None] + step_lp).reshape(N, K * V)
             candidate_len = xp.repeat(lengths + ~finished, V, axis=1).reshape(N, K * V)
             rank = _length_normalise(xp, candidate_lp, candidate_len, length_penalty)
             best = _top_k(xp, rank, K)                               # (N, K) candidate ids, best first
             parent, token = best // V, best % V
+            # END SOLUTION
             was_finished = finished[batch, parent]
             log_prob = candidate_lp[batch, best]
             lengths = lengths[batch, parent] + ~was_finished
@@ -274,8 +305,11 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
             tokens = token.reshape(-1)
             if bool(finished.all()):
                 break
+        # BEGIN SOLUTION
+        # HINT: the final ranking uses the same length-normalised score as the search
         score = _length_normalise(xp, log_prob, lengths, length_penalty)
         order = xp.argsort(-score, axis=1)
+        # END SOLUTION
         results = _hypotheses(*(backend.to_numpy(a) for a in (
             history[batch, order], log_prob[batch, order], score[batch, order], lengths[batch, order])), n_best)
     return (results, trace) if return_trace else results
@@ -292,9 +326,13 @@ def _top_k(xp, values, k):
 
 
 def _length_normalise(xp, log_prob, lengths, alpha):
+    """score = log_prob / len ** alpha (alpha 0: the raw log-probability; a length of 0 counts as 1)."""
+    # BEGIN SOLUTION
+    # HINT: without it a sum of log-probabilities (each < 0) always prefers the shortest sequence
     if alpha == 0:
         return log_prob
     return log_prob / xp.maximum(lengths, 1) ** alpha
+    # END SOLUTION
 
 
 def _hypotheses(history, log_prob, score, lengths, n_best):

@@ -17,7 +17,10 @@ from .text.vocab import BOS, EOS, PAD_IDX, UNK
 
 def perplexity_from_nll(total_nll, n_tokens):
     """exp(total negative log-likelihood / number of tokens), the log being natural."""
+    # BEGIN SOLUTION
+    # HINT: the log-likelihoods are natural logs (nats): undo the log with the same base
     return math.exp(float(total_nll) / n_tokens)
+    # END SOLUTION
 
 
 _UNSET = object()
@@ -48,9 +51,13 @@ def perplexity(log_probs, targets, pad=_UNSET, *, ignore_index=_UNSET):
     n_tokens = int(keep.sum())
     if n_tokens == 0:
         raise ValueError("perplexity: every target is padding")
+    # BEGIN SOLUTION
+    # HINT: pick log p(target) at every position (row i, column ids[i]), leave out the skipped positions, and sum
     safe_ids = xp.where(keep, ids, 0)                              # never index with a skipped value
     picked = lp[xp.arange(ids.shape[0]), safe_ids]                 # log p(target) per position
-    return perplexity_from_nll(-float(xp.where(keep, picked, 0.0).sum()), n_tokens)
+    total_nll = -float(xp.where(keep, picked, 0.0).sum())
+    # END SOLUTION
+    return perplexity_from_nll(total_nll, n_tokens)
 
 
 # ----------------------------------------------------------------------------- accuracy
@@ -87,12 +94,15 @@ def clipped_counts(references, hypothesis, n):
     """(matches, total): hypothesis n-grams, each counted at most as often as it appears in any
     single reference (clipping), and the number of hypothesis n-grams (0 for a short hypothesis)."""
     counts = ngrams(hypothesis, n)
+    # BEGIN SOLUTION
+    # HINT: an n-gram matches at most as many times as it appears in the one reference that has it most often
     max_ref = Counter()
     for reference in references:
         for gram, count in ngrams(reference, n).items():
             if gram in counts:
                 max_ref[gram] = max(max_ref[gram], count)
     matches = sum(min(count, max_ref[gram]) for gram, count in counts.items())
+    # END SOLUTION
     return matches, sum(counts.values())
 
 
@@ -109,11 +119,14 @@ def closest_ref_length(references, hyp_len):
 
 def brevity_penalty(ref_len, hyp_len):
     """1 if the hypothesis is longer than the reference, else exp(1 - r / c) (0 for an empty hypothesis)."""
+    # BEGIN SOLUTION
+    # HINT: only a hypothesis no longer than the reference is penalised, and the shorter it is, the more
     if hyp_len > ref_len:
         return 1.0
     if hyp_len == 0:
         return 0.0
     return math.exp(1 - ref_len / hyp_len)
+    # END SOLUTION
 
 
 def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25), smoothing=None,
@@ -160,8 +173,11 @@ def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25)
     p_n = _smooth(smoothing, matches, totals, list_of_references[-1], hypotheses[-1], hyp_len, epsilon, alpha, k)
     if auto_reweigh and hyp_len < 4 and tuple(weights) == (0.25, 0.25, 0.25, 0.25):
         weights = (1 / hyp_len,) * hyp_len
+    # BEGIN SOLUTION
+    # HINT: a weighted geometric mean of the precisions p_n, times the brevity penalty bp
     log_sum = math.fsum(w * math.log(p) for w, p in zip(weights, p_n) if p > 0)
     return bp * math.exp(log_sum)
+    # END SOLUTION
 
 
 def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoothing=None, *,
@@ -182,12 +198,15 @@ def _corpus_counts(list_of_references, hypotheses, N, count):
     matches, totals = [0] * N, [0] * N
     hyp_len = ref_len = 0
     for references, hypothesis in zip(list_of_references, hypotheses):
+        # BEGIN SOLUTION
+        # HINT: corpus BLEU adds up every sentence's counts and lengths before dividing (it is not a mean of sentence BLEUs)
         for n in range(1, N + 1):
             m, t = count(references, hypothesis, n)
             matches[n - 1] += m
             totals[n - 1] += t
         hyp_len += len(hypothesis)
         ref_len += closest_ref_length(references, len(hypothesis))
+        # END SOLUTION
     return matches, totals, hyp_len, ref_len
 
 

@@ -9,11 +9,13 @@ compute, with the same weights, on both tiers.
 """
 import importlib
 import importlib.util
+import warnings
 
 import numpy
 import pytest
 
 import minigrad
+import minigrad.metrics
 from minigrad import functions as fn
 from minigrad import nn
 from minigrad.coursework import list_assignments, load_assignment
@@ -135,3 +137,92 @@ def test_the_transformer_sets_attention_is_the_librarys_reference_function():
             return
         stack.extend(parent.grad_fn for parent in node.inputs if parent is not None)
     raise AssertionError("the transformer set's SelfAttention does not run functions/attention.py's Function")
+
+
+# ----------------------------------------------------------------------------- decoding and metrics (issue 42)
+
+@pytest.mark.parametrize("name, library", [
+    ("decoding", ("_sample_from", "beam_search", "sampling_distribution")),
+    ("metrics", ("brevity_penalty", "clipped_counts", "corpus_bleu", "perplexity")),
+])
+def test_the_output_sets_answers_are_the_library_objects(name, library):
+    module = reference_module(name)
+    owner = importlib.import_module("minigrad." + name)
+    for attribute in library:
+        assert getattr(module, attribute) is getattr(owner, attribute), f"{name}.{attribute} is a copy"
+    assert load_assignment(name).spec["answer_modules"] == ["minigrad." + name]
+    assert all(check.kind == "output" and check.backward_points == 0 for check in load_assignment(name).checks)
+
+
+def test_the_metrics_sets_corpora_score_as_nltk_scores_them():
+    """The metrics set is graded against minigrad's corpus_bleu; on the set's own corpora that is NLTK's."""
+    nltk_bleu = pytest.importorskip("nltk.translate.bleu_score")
+    module = reference_module("metrics")
+    rng = numpy.random.default_rng(0)
+    for change in (2, -2, 0):
+        for shape in [(8, 12), (12, 10), (3, 6)]:
+            references, hypotheses = module.random_corpus(rng.standard_normal(shape), change)
+            if change:
+                longer = [len(h) > max(len(r) for r in refs) for refs, h in zip(references, hypotheses)]
+                assert all(longer) if change > 0 else not any(longer)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # NLTK warns when a corpus has no 4-gram match
+                expected = nltk_bleu.corpus_bleu(references, hypotheses)
+            assert minigrad.metrics.corpus_bleu(references, hypotheses) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+PLANTED = {   # (set, what is wrong): (edits to the reference as handed in, the check that fails, words its report has)
+    ("decoding", "temperature multiplies"): (
+        [("logits = log_probs / temperature", "logits = log_probs * temperature")],
+        {"temperature", "sample"}, ["largest[", "Multiplying by T turns the knob the wrong way"]),
+    ("decoding", "top-k keeps k + 1"): (
+        [("[:, V - top_k][:, None]", "[:, V - top_k - 1][:, None]")],
+        {"top_k", "sample"}, ["kept[0] is 4, expected 3", "exactly 3 tokens"]),
+    ("decoding", "top-k keeps k - 1"): (
+        [("[:, V - top_k][:, None]", "[:, V - top_k + 1][:, None]")],
+        {"top_k", "sample"}, ["kept[0] is 2, expected 3", "V - k, not V - k - 1 or V - k + 1"]),
+    ("decoding", "no length normalisation"): (
+        [("    if alpha == 0:\n        return log_prob\n    return log_prob / xp.maximum(lengths, 1) ** alpha",
+          "    return log_prob")],
+        {"beam_search_normalised"}, ["scores[", "the length normalisation is not"]),
+    ("metrics", "perplexity in base 2"): (
+        [("return math.exp(float(total_nll) / n_tokens)", "return 2 ** (float(total_nll) / n_tokens)")],
+        {"perplexity"}, ["perplexity is", "natural logs"]),
+    ("metrics", "padding counted"): (
+        [("keep = xp.ones(ids.shape, dtype=bool) if skip is None else ids != skip",
+          "keep = xp.ones(ids.shape, dtype=bool)")],
+        {"perplexity"}, ["perplexity is", "padding (id 0)"]),
+    ("metrics", "BLEU without the brevity penalty"): (
+        [("    return bp * math.exp(log_sum)", "    return math.exp(log_sum)")],
+        {"corpus_bleu_shorter_hypotheses"}, ["bleu is", "look at the brevity penalty"]),
+    ("metrics", "no clipping"): (
+        [("matches = sum(min(count, max_ref[gram]) for", "matches = sum(count * (max_ref[gram] > 0) for")],
+        {"clipped_counts", "corpus_bleu_longer_hypotheses", "corpus_bleu_shorter_hypotheses"},
+        ["counts[", "at most as many times"]),
+}
+
+
+@pytest.fixture(scope="module")
+def graders():
+    from minigrad.coursework import Grader
+    made = {name: Grader(name, seed=7) for name in ("decoding", "metrics")}
+    yield made
+    for grader in made.values():
+        grader.close()
+
+
+@pytest.mark.parametrize("name, bug", list(PLANTED), ids=lambda v: v.replace(" ", "-"))
+def test_a_planted_bug_fails_its_check_with_a_useful_message(graders, tmp_path, name, bug):
+    from minigrad.coursework.authoring.make import student_version
+    edits, failing, words = PLANTED[(name, bug)]
+    text = student_version(load_assignment(name).reference, solutions=True)
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (tmp_path / f"{name}.py").write_text(text)
+    results = {r["name"]: r for r in graders[name].grade(str(tmp_path))}
+    assert {n for n, r in results.items() if not r["passed"]} == failing, {n: r["message"] for n, r in results.items()}
+    report = "\n".join(results[n]["message"] + "\n" + results[n]["hint"] for n in failing)
+    for word in words:
+        assert word in report, (word, report)
+    assert all(results[n]["score"] == 0 and results[n]["backward"] is None for n in failing)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from ..grading.hints import Hints, problems as hint_problems
 
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assignments")
-KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": ()}
+KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": (), "output": ("function",)}
 KINDS_CALLS = ("forward", "backward", "class", "function")   # the names a check calls, by kind
 TOLERANCES = ("atol", "rtol", "forward_atol", "forward_rtol")
 ASSIGNMENT_FIELDS = {"name", "order", "title", "module", "checks", "hint_policy", "description", "answer_modules"}
@@ -114,7 +114,7 @@ def validate(spec, filename, folder):
                             else:
                                 need(isinstance(d, int) and not isinstance(d, bool) and d >= 0, at + ".shape",
                                      f"a size must be a number or a case letter, got {d!r}")
-                    if entry.get("grad", True):
+                    if entry.get("grad", True) and kind != "output":
                         differentiable += 1
                     axis = entry.get("time_axis")
                     need(axis is None or (isinstance(axis, int) and isinstance(shape, list) and 0 <= axis < len(shape)),
@@ -208,7 +208,8 @@ class Check:
     """One check of an assignment, every setting filled in (defaults included) when checks.json is loaded.
 
     calls:  what the worker calls, by kind: {"forward": ..., "backward": ...} (pair), {"class": ...}
-            (function), {"function": ...} or {"class": ...} (autograd)
+            (function), {"function": ...} or {"class": ...} (autograd), {"function": ...} (output: a function
+            with no backward, e.g. sampling or BLEU, whose outputs alone are graded: all its points are forward's)
     grads:  the gradients' names, one per differentiable input ("d" + the input's name by default)
     differentiable: the positions of the inputs that get a gradient
     uses:   the other checks whose functions this check's reference functions call (read from the
@@ -245,9 +246,11 @@ def _input(entry):
 def _check(entry, assignment_spec):
     """A validated check of checks.json as a Check, its defaults filled in (``uses`` comes later)."""
     inputs = tuple(_input(e) for e in entry["inputs"])
+    if entry["kind"] == "output":           # no backward: no input gets a gradient
+        inputs = tuple(replace(e, grad=False) for e in inputs)
     grads = entry.get("grads") or ["d" + e.name for e in inputs if e.differentiable]
     points = entry.get("points", 1)
-    forward_points = entry.get("forward_points", 0)
+    forward_points = entry.get("forward_points", points if entry["kind"] == "output" else 0)
     tolerances = Tolerances(**_given(entry, TOLERANCES))
     timing = entry.get("timing")
     return Check(

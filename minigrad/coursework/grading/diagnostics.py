@@ -90,7 +90,7 @@ def compare(name, yours, expected, atol, rtol, check_dtype=True):
     result = {
         "ok": bool(ok.all()), "kind": "ok" if ok.all() else "values",
         "max_rel_error": float(numpy.nan_to_num(errors, nan=numpy.inf).max()),
-        "worst": name + index_text(index),
+        "worst": name + (index_text(index) if yours.ndim else ""),     # a number (BLEU) has no index
         "yours": float(yours[index]), "expected": float(expected[index]),
         "message": "",
     }

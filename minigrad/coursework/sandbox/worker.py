@@ -313,7 +313,18 @@ class Autograd:
         return [numpy.zeros(t.shape) if t.grad is None else t.grad for t in leaves]
 
 
-HARNESSES = {"pair": Pair, "function": FunctionClass, "autograd": Autograd}
+class Output:
+    """A plain function whose outputs alone are graded (sampling, BLEU): ``outputs = function(*inputs)``."""
+
+    def __init__(self, module, target):
+        self.target = target
+        self.fn = _member(module, target["function"])
+
+    def forward(self, args):
+        return _tuple(call(self.target["function"], self.fn, *args), self.target["n_outputs"], self.target["function"])
+
+
+HARNESSES = {"pair": Pair, "function": FunctionClass, "autograd": Autograd, "output": Output}
 
 
 # --------------------------------------------------------------------------- requests
