@@ -135,13 +135,38 @@ def _bundle(args):
     return 0
 
 
+def shadows(folder=None):
+    """Folders named minigrad without an __init__.py where ``python script.py`` run here would look first.
+
+    A clone's root folder is one (its package is minigrad/minigrad/): from the folder that holds the
+    clone, ``import minigrad`` finds the root first and makes it an empty namespace package, so
+    ``minigrad.manual_seed`` is an AttributeError although minigrad is installed.  The places
+    checked: ``folder`` (default the working directory) and the PYTHONPATH folders.
+    """
+    places = [folder or os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    found = []
+    for place in places:
+        candidate = os.path.abspath(os.path.join(place, "minigrad"))
+        if os.path.isdir(candidate) and not os.path.isfile(os.path.join(candidate, "__init__.py")) \
+                and candidate not in found:
+            found.append(candidate)
+    return found
+
+
 def version_line():
-    """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on."""
+    """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on;
+    and a warning when a folder named minigrad would shadow it for scripts run from here (``shadows``)."""
     import platform
     from . import __version__, backend
     where = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
+    line = (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
             f"Python {platform.python_version()}, NumPy {backend.numpy.__version__}")
+    for folder in shadows():
+        line += (f"\nwarning: {folder} has no __init__.py: a script run from {os.path.dirname(folder)} imports it "
+                 "as an empty namespace package named minigrad instead of this one (AttributeError: module "
+                 "'minigrad' has no attribute ...). It looks like a clone's root folder: run scripts from "
+                 "inside the clone (cd minigrad) or from another folder, or rename the clone's folder.")
+    return line
 
 
 def parser():
