@@ -205,6 +205,8 @@ class Function:
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:
+            if _names_its_op(str(error)):       # "cross_entropy: ...": the op's own check; one prefix per message
+                raise
             shapes = ", ".join(str(tuple(a.shape)) for a in arrays if hasattr(a, "shape"))
             raise ValueError(f"{cls.__name__}: inputs of shapes {shapes}: {error}") from None
         multiple = type(output) is tuple
@@ -231,6 +233,12 @@ class Function:
 def _check_same_device(args):
     """Raise DeviceError, naming both devices, if the Tensor arguments live on different devices."""
     backend.array_module(*(arg._data for arg in args if isinstance(arg, Tensor)))
+
+
+def _names_its_op(message):
+    """True for minigrad's own messages, "op_name: what is wrong ...": they need no second prefix."""
+    name, colon, _ = message.partition(": ")
+    return bool(colon) and name.replace("_", "").replace(".", "").isalpha() and name == name.lower()
 
 
 def _stale_input_error(node):

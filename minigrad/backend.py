@@ -3,7 +3,7 @@
 Devices are named as in PyTorch:
 
     "cpu"   NumPy arrays
-    "cuda"  CuPy arrays (imported lazily; install with ``pip install "minigrad-seq[gpu]"``)
+    "cuda"  CuPy arrays (imported lazily; install CuPy: ``pip install cupy-cuda12x``, or ``pip install -e ".[gpu]"`` in a clone)
 
 Every op asks ``array_module(*arrays)`` for the module of its inputs (called
 ``xp`` by convention) and calls ``xp.exp``, ``xp.matmul``, ... on it, never
@@ -64,17 +64,18 @@ class DeviceError(RuntimeError):
     """A device that is not available, or inputs that live on different devices."""
 
 
-def _load_cupy():
+def _load_cupy(source=""):
     global _cupy
     if _cupy is None:
         try:
             import cupy
             cupy.cuda.runtime.getDeviceCount()
         except Exception as error:  # ImportError, or CUDA present but no GPU / driver
+            instead = ('unset MINIGRAD_DEVICE or set it to "cpu"' if source else 'use device="cpu"')
             raise DeviceError(
-                f'device "cuda" is not available ({type(error).__name__}: {error}). '
-                'Install CuPy with: pip install "minigrad-seq[gpu]" (CuPy for CUDA 12, cupy-cuda12x) '
-                'on a machine with an NVIDIA GPU, or use device="cpu".'
+                f'device "cuda"{source} is not available ({type(error).__name__}: {error}). '
+                "On a machine with an NVIDIA GPU install CuPy: pip install cupy-cuda12x (CuPy for CUDA 12; "
+                f'in a clone, pip install -e ".[gpu]" does the same); without one, {instead}.'
             ) from None
         _cupy = cupy
         _devices["cuda"] = cupy
@@ -95,7 +96,7 @@ def normalize_device(device):
         device, source = default_device(), " (the MINIGRAD_DEVICE environment variable)"
     name = str(device).split(":")[0]
     if name == "cuda":
-        _load_cupy()
+        _load_cupy(source)
     elif name not in _devices:
         raise DeviceError(f'unknown device "{device}"{source}: use "cpu" or "cuda"')
     return name

@@ -8,11 +8,14 @@
                    [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
     minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
     minigrad lessons notebooks [OUT] [--lessons PATH]
+    minigrad lessons bundle OUT.zip [--lessons PATH]
     minigrad --version
 
 The lessons ship in the repository (lessons/), not in the package: ``minigrad
 lessons`` reads them from ``--lessons`` (default ./lessons, so run it from the
 repository's root) and writes the .ipynb files into OUT (default: beside them).
+``lessons bundle`` writes one zip a learner can carry without a clone: minigrad's
+wheel and every lesson as a notebook (minigrad/bundle.py).
 
 SOURCE and --assignment are a shipped assignment's name or the path of an assignment folder
 (``assignment new`` scaffolds one: a private assignment, in the instructor's own folder).
@@ -22,6 +25,7 @@ import json
 import os
 import sys
 import warnings
+import zipfile
 
 
 def _list(args):
@@ -124,13 +128,49 @@ def _notebooks(args):
     return 0
 
 
+def _bundle(args):
+    from .bundle import bundle
+    path = bundle(args.out, args.lessons)
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    wheel = next(name for name in names if name.endswith(".whl"))
+    print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB, {wheel} and {len(names) - 2} notebooks; "
+          "without a clone, open a notebook beside the wheel and run its first cell (README.txt inside)")
+    return 0
+
+
+def shadows(folder=None):
+    """Folders named minigrad without an __init__.py where ``python script.py`` run here would look first.
+
+    A clone's root folder is one (its package is minigrad/minigrad/): from the folder that holds the
+    clone, ``import minigrad`` finds the root first and makes it an empty namespace package, so
+    ``minigrad.manual_seed`` is an AttributeError although minigrad is installed.  The places
+    checked: ``folder`` (default the working directory) and the PYTHONPATH folders.
+    """
+    places = [folder or os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    found = []
+    for place in places:
+        candidate = os.path.abspath(os.path.join(place, "minigrad"))
+        if os.path.isdir(candidate) and not os.path.isfile(os.path.join(candidate, "__init__.py")) \
+                and candidate not in found:
+            found.append(candidate)
+    return found
+
+
 def version_line():
-    """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on."""
+    """What ``minigrad --version`` prints: minigrad's version (minigrad/__init__.py), where it is, what it runs on;
+    and a warning when a folder named minigrad would shadow it for scripts run from here (``shadows``)."""
     import platform
     from . import __version__, backend
     where = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
+    line = (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
             f"Python {platform.python_version()}, NumPy {backend.numpy.__version__}")
+    for folder in shadows():
+        line += (f"\nwarning: {folder} has no __init__.py: a script run from {os.path.dirname(folder)} imports it "
+                 "as an empty namespace package named minigrad instead of this one (AttributeError: module "
+                 "'minigrad' has no attribute ...). It looks like a clone's root folder: run scripts from "
+                 "inside the clone (cd minigrad) or from another folder, or rename the clone's folder.")
+    return line
 
 
 def parser():
@@ -185,6 +225,10 @@ def parser():
     notebooks.add_argument("out", nargs="?", help="folder for the notebooks (default: the lessons folder)")
     notebooks.add_argument("--lessons", default="lessons", help="the repository's lessons folder (default ./lessons)")
     notebooks.set_defaults(run=_notebooks)
+    carry = lesson_actions.add_parser("bundle", help="one zip without a clone: minigrad's wheel and the notebooks")
+    carry.add_argument("out", help="the zip to write, e.g. minigrad-lessons.zip")
+    carry.add_argument("--lessons", default="lessons", help="the repository's lessons folder (default ./lessons)")
+    carry.set_defaults(run=_bundle)
     return top
 
 

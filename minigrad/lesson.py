@@ -382,19 +382,42 @@ def find_lessons(folder):
 
 
 INSTALL_CELL = """\
-# minigrad: found, or how to install it (then restart the kernel: Kernel > Restart, in Colab Runtime > Restart).
-#   Jupyter, this notebook in lessons/ of a clone of the repository (its root is one folder up):
-#       %pip install -e ..
-#   Colab, or without a clone (the distribution is minigrad-seq; the import name is minigrad):
-#       %pip install minigrad-seq
-# -e (editable) makes your own edits to minigrad/ reach the lessons.
+# minigrad: found, or installed from what is here (run this cell first).
+#   In lessons/ of a clone of the repository: pip install -e ..  (editable: your edits to minigrad/ count).
+#   Elsewhere: the wheel beside this notebook (minigrad_seq-*.whl, from `minigrad lessons bundle` or
+#   `python -m pip wheel . --no-deps -w dist` in a clone).  In Colab this cell asks you to upload it.
+# minigrad-seq is not on the Python package index: a clone or its wheel is the way in.
+import glob
+import importlib
 import importlib.util
 import os
+import subprocess
+import sys
+
+
+def _pip_install(*args):
+    print("pip install", *args)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], check=True)
+    importlib.invalidate_caches()
+
 
 if importlib.util.find_spec("minigrad") is None:
-    clone = os.path.isfile(os.path.join("..", "pyproject.toml")) and os.path.isdir(os.path.join("..", "minigrad"))
-    raise ModuleNotFoundError("minigrad is not installed: run  " + ("%pip install -e .." if clone else
-                              "%pip install minigrad-seq") + "  in a cell here, then restart the kernel")
+    root = os.path.abspath("..")
+    if os.path.isfile(os.path.join(root, "pyproject.toml")) and os.path.isdir(os.path.join(root, "minigrad")):
+        _pip_install("-e", root)
+        sys.path.insert(0, root)      # new kernels see the editable install; this one is told where it is
+    else:
+        wheels = sorted(glob.glob("minigrad_seq-*.whl"), key=os.path.getmtime)
+        if not wheels and "google.colab" in sys.modules:
+            from google.colab import files
+            print("Upload minigrad's wheel (minigrad_seq-*.whl):")
+            files.upload()
+            wheels = sorted(glob.glob("minigrad_seq-*.whl"), key=os.path.getmtime)
+        if not wheels:
+            raise ModuleNotFoundError(
+                f"minigrad is not installed and no minigrad_seq-*.whl is in {os.getcwd()}: put the wheel beside "
+                "this notebook (build it in a clone: python -m pip wheel . --no-deps -w dist) and run this cell again")
+        _pip_install(wheels[-1])
 import minigrad
 
 print(f"minigrad {minigrad.__version__} from {os.path.dirname(minigrad.__file__)}")
@@ -404,9 +427,10 @@ print(f"minigrad {minigrad.__version__} from {os.path.dirname(minigrad.__file__)
 def write_notebooks(lessons_folder, out=None):
     """Write ``NN_name.ipynb`` for every lesson in ``lessons_folder`` into ``out`` (default: the same folder).
 
-    The first cell of each notebook finds minigrad or says how to install it, relative to
-    the notebook (``%pip install -e ..`` from lessons/) or by name in Colab; it names no
-    path of this machine, so the notebooks work wherever they are copied.  Needs jupytext
+    The first cell of each notebook finds minigrad or installs it from where the notebook is:
+    the clone when the notebook is in its lessons/ (``pip install -e ..``), else the wheel beside
+    it (in Colab, uploaded when the cell asks; ``minigrad.bundle``).  It names no path of this
+    machine, so the notebooks work wherever they are copied.  Needs jupytext
     (``pip install -e ".[notebook]"``).  Returns the paths written.
     """
     try:

@@ -110,15 +110,38 @@ def load(f, map_location=None, *, device=None):
         device = map_location
     if hasattr(f, "read"):                                      # an open binary file object
         path = getattr(f, "name", type(f).__name__)
+        start = f.tell()
+        head = f.read(6)
+        f.seek(start)
     else:
         path = f = os.fspath(f)
         if not os.path.exists(path):
             raise FileNotFoundError(f"minigrad.load: no checkpoint file at {path!r}")
+        with open(path, "rb") as file:
+            head = file.read(6)
+    if not head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):   # a zip (.npz) or a .npy
+        raise CheckpointError(
+            f"minigrad.load: {path!r} is not a minigrad checkpoint: minigrad.save writes .npz (zip) files, and this "
+            f"file starts with {head!r}. A PyTorch file (torch.save) is a pickle, which minigrad never loads: "
+            "in PyTorch, save {name: tensor.numpy()} with numpy.savez instead")
     try:
         with numpy.load(f, allow_pickle=False) as archive:       # never unpickle
             arrays = {name: archive[name] for name in archive.files}
+        strangers = [name for name, value in arrays.items() if not isinstance(value, numpy.ndarray)]
+        if strangers:                                            # zip members that are not .npy arrays
+            raise CheckpointError(
+                f"minigrad.load: {path!r} is not a minigrad checkpoint: it is a zip archive, but {strangers[0]!r} "
+                "in it is not a NumPy array (a PyTorch checkpoint from torch.save is a zip of pickles, which "
+                "minigrad never loads: in PyTorch, save {name: tensor.numpy()} with numpy.savez instead)")
         tree = json.loads(str(arrays.pop(TREE))) if TREE in arrays else {name: {"__array__": name} for name in arrays}
-    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as error:
+    except ValueError as error:
+        if "allow_pickle" not in str(error):
+            raise CheckpointError(f"minigrad.load: {path!r} is not a readable checkpoint (truncated or corrupt?): "
+                                  f"{type(error).__name__}: {error}") from error
+        raise CheckpointError(                       # NumPy's advice (allow_pickle=) is not minigrad's
+            f"minigrad.load: {path!r} is not a minigrad checkpoint: it holds pickled Python objects, which "
+            "minigrad never unpickles (minigrad.save writes arrays of numbers and a JSON tree only)") from None
+    except (OSError, EOFError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as error:
         raise CheckpointError(
             f"minigrad.load: {path!r} is not a readable checkpoint (truncated or corrupt?): "
             f"{type(error).__name__}: {error}"

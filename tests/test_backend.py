@@ -79,9 +79,11 @@ def test_cuda_without_cupy_says_how_to_install():
         pytest.skip("a GPU with CuPy is available here")
     except Exception:
         pass
-    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad-seq[gpu]"')):
+    with pytest.raises(DeviceError, match=re.escape("install CuPy: pip install cupy-cuda12x")) as error:
         minigrad.zeros(2, device="cuda")
-    with pytest.raises(DeviceError, match=re.escape('pip install "minigrad-seq[gpu]"')):
+    assert "minigrad-seq" not in str(error.value), "not on the package index: never pip install minigrad-seq[gpu]"
+    assert 'use device="cpu"' in str(error.value) and "MINIGRAD_DEVICE" not in str(error.value)
+    with pytest.raises(DeviceError, match=re.escape("install CuPy: pip install cupy-cuda12x")):
         minigrad.ones(2).to("cuda")
 
 

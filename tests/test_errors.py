@@ -15,12 +15,12 @@ def raises(exception, *fragments):
 
 def test_matmul_inner_dimensions(device):
     a = minigrad.randn(4, 16, device=device)
-    with raises(ValueError, "matmul: (4, 16) @ (4, 16): inner dimensions 16 and 4 differ — "
+    with raises(RuntimeError, "matmul: (4, 16) @ (4, 16): inner dimensions 16 and 4 differ — "
                             "did you mean to transpose the second?"):
         a @ a
-    with raises(ValueError, "matmul: (3, 4) @ (3, 5)", "transpose the first"):
+    with raises(RuntimeError, "matmul: (3, 4) @ (3, 5)", "transpose the first"):
         minigrad.randn(3, 4, device=device) @ minigrad.randn(3, 5, device=device)
-    with raises(ValueError, "matmul", "at least 1 dimension"):
+    with raises(RuntimeError, "matmul", "at least 1 dimension"):
         minigrad.tensor(2.0, device=device) @ a
 
 
@@ -61,7 +61,7 @@ def test_backward_through_a_freed_graph(device):
 
 def test_cross_entropy_target_shape_and_dtype(device):
     logits = minigrad.randn(4, 5, device=device, requires_grad=True)
-    with raises(ValueError, "cross_entropy", "(4, 5)", "(4,)", "(4, 1)"):
+    with raises(RuntimeError, "cross_entropy", "(4, 5)", "(4,)", "(4, 1)"):
         F.cross_entropy(logits, minigrad.zeros(4, 1, dtype=minigrad.int64, device=device))
     with raises(TypeError, "cross_entropy", "integer class indices", "float32", "target.long()"):
         F.cross_entropy(logits, minigrad.zeros(4, device=device))

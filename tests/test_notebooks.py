@@ -94,29 +94,79 @@ def test_notebooks_are_written_with_an_install_cell(tmp_path):
     first = "".join(notebook["cells"][0]["source"])
     assert notebook["cells"][0]["cell_type"] == "code"
     assert 'find_spec("minigrad")' in first
-    assert "%pip install -e .." in first, "installs from the repository's root, one folder up from lessons/"
-    assert "Colab" in first and "%pip install minigrad-seq" in first, "a Colab line, with the distribution's name"
+    assert '"-e", root' in first, "installs from the repository's root, one folder up from lessons/"
+    assert "minigrad_seq-*.whl" in first and "google.colab" in first, "else from the wheel beside it (Colab: uploaded)"
+    assert "pip install minigrad-seq" not in first, "minigrad-seq is not on the package index"
     assert str(ROOT) not in first and str(tmp_path) not in first, "no path of the machine that wrote it"
     assert "minigrad[" not in first and "install minigrad " not in first, "never the name another project owns"
     assert "jupytext" not in notebook["metadata"], "a plain notebook, not paired with the lesson file"
     assert notebook["metadata"]["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("where, advice", [("lessons", "%pip install -e .."), ("elsewhere", "%pip install minigrad-seq")])
-def test_the_install_cell_says_how_to_install_from_where_the_notebook_is(tmp_path, where, advice):
-    """Without minigrad, the first cell stops with the command for the notebook's place; with it, says which."""
-    cell = lesson.INSTALL_CELL
-    folder = tmp_path / where
+FAKE_PIP = """\
+import os, sys
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(here, "pip-calls.txt"), "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[-1].endswith(".whl"):               # "install" the wheel: a minigrad on the path
+    os.makedirs(os.path.join(here, "minigrad"), exist_ok=True)
+    with open(os.path.join(here, "minigrad", "__init__.py"), "w") as package:
+        package.write("__version__ = 'from the wheel'\\n")
+"""
+
+FAKE_COLAB_FILES = """\
+def upload():                                    # the learner picks the wheel: it lands in the working folder
+    open("minigrad_seq-0.1.0-py3-none-any.whl", "w").close()
+    return {"minigrad_seq-0.1.0-py3-none-any.whl": b""}
+"""
+
+
+@pytest.mark.parametrize("where", ["clone", "wheel", "colab", "nothing"])
+def test_the_install_cell_installs_from_what_is_beside_the_notebook(tmp_path, where):
+    """Without minigrad the first cell installs it: from the clone, the wheel beside it, or the wheel uploaded in Colab.
+
+    pip is a stand-in here (it records its arguments; for a wheel it puts a minigrad on the path):
+    tests/test_first_contact.py installs the real wheel with the real pip.
+    """
+    shims = tmp_path / "shims"
+    (shims / "pip").mkdir(parents=True)
+    (shims / "pip" / "__init__.py").write_text("")
+    (shims / "pip" / "__main__.py").write_text(FAKE_PIP)
+    (shims / "google" / "colab").mkdir(parents=True)
+    (shims / "google" / "__init__.py").write_text("")
+    (shims / "google" / "colab" / "__init__.py").write_text("")
+    (shims / "google" / "colab" / "files.py").write_text(FAKE_COLAB_FILES)
+    folder = tmp_path / "lessons"
     folder.mkdir()
-    if where == "lessons":                      # a clone: lessons/ under the root that holds pyproject.toml
+    if where == "clone":                        # lessons/ under a root that holds pyproject.toml and minigrad/
         (tmp_path / "pyproject.toml").write_text("")
         (tmp_path / "minigrad").mkdir()
-    bare = subprocess.run([sys.executable, "-I", "-S", "-c", cell], cwd=folder, capture_output=True, text=True)
-    assert bare.returncode != 0 and "ModuleNotFoundError" in bare.stderr
-    assert f"minigrad is not installed: run  {advice}  in a cell here" in bare.stderr, bare.stderr
-    installed = subprocess.run([sys.executable, "-c", cell], cwd=folder, capture_output=True, text=True)
+        (tmp_path / "minigrad" / "__init__.py").write_text("__version__ = 'from the clone'\n")
+    if where == "wheel":
+        (folder / "minigrad_seq-0.1.0-py3-none-any.whl").write_text("")
+    code = ("import google.colab\n" if where == "colab" else "") + lesson.INSTALL_CELL
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(shims)}
+    result = subprocess.run([sys.executable, "-S", "-c", code], cwd=folder, env=env, capture_output=True, text=True)
+    calls = (shims / "pip-calls.txt").read_text().splitlines() if (shims / "pip-calls.txt").exists() else []
+    if where == "nothing":
+        assert result.returncode != 0 and "ModuleNotFoundError" in result.stderr and not calls
+        assert "no minigrad_seq-*.whl is in" in result.stderr and "pip wheel . --no-deps" in result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    if where == "clone":
+        assert calls == [f"install --quiet -e {tmp_path}"]
+        assert result.stdout.splitlines()[-1] == f"minigrad from the clone from {tmp_path / 'minigrad'}"
+    else:
+        assert calls == ["install --quiet minigrad_seq-0.1.0-py3-none-any.whl"]
+        assert result.stdout.splitlines()[-1].startswith("minigrad from the wheel from ")
+    if where == "colab":
+        assert "Upload minigrad's wheel" in result.stdout
+
+
+def test_the_install_cell_leaves_an_installed_minigrad_alone(tmp_path):
+    installed = subprocess.run([sys.executable, "-c", lesson.INSTALL_CELL], cwd=tmp_path, capture_output=True, text=True)
     assert installed.returncode == 0, installed.stderr
-    assert installed.stdout.startswith(f"minigrad {minigrad.__version__} from ")
+    assert installed.stdout.startswith(f"minigrad {minigrad.__version__} from "), installed.stdout
 
 
 def test_notebooks_command_says_where_the_lessons_are(tmp_path, capsys):

@@ -7,9 +7,9 @@ from ..autograd import Function, unbroadcast
 
 
 def _check_matmul(a, b):
-    """Raise a clear error (shapes named, a transpose suggested) when a @ b cannot be computed."""
+    """Raise a clear error (shapes named, a transpose suggested) when a @ b cannot be computed: RuntimeError, as PyTorch."""
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dimension, got {tuple(a.shape)} @ {tuple(b.shape)}")
+        raise RuntimeError(f"matmul: both operands need at least 1 dimension, got {tuple(a.shape)} @ {tuple(b.shape)}")
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k_a != k_b:
@@ -18,7 +18,7 @@ def _check_matmul(a, b):
             hint = " — did you mean to transpose the second?"
         elif a.ndim >= 2 and a.shape[-2] == k_b:
             hint = " — did you mean to transpose the first?"
-        raise ValueError(
+        raise RuntimeError(    # PyTorch's type for this error
             f"matmul: {tuple(a.shape)} @ {tuple(b.shape)}: inner dimensions {k_a} and {k_b} differ{hint}"
         )
 

@@ -28,9 +28,18 @@ def _check_targets(name, logits, target):
         raise ValueError(f"{name}: expected input of shape (N, C) or (N, C, d1, ...), got {tuple(logits.shape)}")
     expected = (logits.shape[0],) + tuple(logits.shape[2:])
     if tuple(target.shape) != expected:
-        raise ValueError(
+        hint = ""
+        if logits.ndim >= 3 and tuple(target.shape) == tuple(logits.shape[:-1]):   # (N, T, V) with (N, T)
+            move = "logits.transpose(1, 2)" if logits.ndim == 3 else "logits.movedim(-1, 1)"
+            hint = (f"; the classes look like the last dimension ({logits.shape[-1]}): PyTorch's convention, "
+                    f"and minigrad's, puts them in dimension 1: pass {move} (shape "
+                    f"{(logits.shape[0], logits.shape[-1]) + tuple(logits.shape[1:-1])}), or flatten both: "
+                    f"logits.reshape(-1, {logits.shape[-1]}) and target.reshape(-1)")
+        # PyTorch: ValueError when only the batch sizes differ, RuntimeError for the other shapes
+        error = ValueError if target.ndim == 1 and logits.ndim == 2 else RuntimeError
+        raise error(
             f"{name}: input of shape {tuple(logits.shape)} (N, C, ...) needs targets of shape "
-            f"{expected} (N, ...), got {tuple(target.shape)}"
+            f"{expected} (N, ...), got {tuple(target.shape)}{hint}"
         )
 
 
