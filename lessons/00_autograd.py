@@ -481,6 +481,23 @@ run.check(loose.passed and loose.rows[0]["max_rel_error"] > 9e-4,
 run.check(not tight.passed and right_tight.passed, "with rtol 1e-6 it fails the bug and still passes the right tanh")
 
 # %% [markdown]
+# A check must not pass by having nothing to compare.  `.item()` turns the
+# output into a Python float that the graph never sees, and `detach()` cuts
+# the path back to `x`: in both cases backward gives no gradient at all, so
+# gradcheck refuses rather than report zeros matching zeros.
+
+# %%
+vacuous = []
+for name, fn in [("(x * x).sum().item()", lambda x: (x * x).sum().item()),
+                 ("x.detach() * 1e-7 + 0 * x", lambda x: x.detach() * 1e-7 + 0 * x)]:
+    try:
+        minigrad.gradcheck(fn, (xin,))
+    except RuntimeError as error:          # gradcheck's GradcheckError
+        vacuous.append(name)
+        print(f"gradcheck refuses {name}:", str(error).splitlines()[-1][:150])
+run.check(len(vacuous) == 2, "gradcheck refuses an output cut off from the inputs (.item(), detach())")
+
+# %% [markdown]
 # The report names the worst element and both values, so you can see *where*
 # the backward is wrong.  `minigrad.check_module` does the same for every
 # parameter of a layer: here a small network in float64 (`.double()`).

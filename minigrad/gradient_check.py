@@ -36,8 +36,8 @@ _STREAM = 0x67726164
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when an analytic gradient differs from finite differences."""
 
-    def __init__(self, report):
-        super().__init__("gradcheck failed:\n" + report.table())
+    def __init__(self, report, message=None):
+        super().__init__(message or "gradcheck failed:\n" + report.table())
         self.report = report
 
 
@@ -125,6 +125,13 @@ class _Objective:
             else:                   # integer outputs (argmax indices) carry no gradient
                 self.upstream.append(None)
         self.outputs = outputs
+        if not any(v is not None and out.requires_grad for out, v in zip(outputs, self.upstream)):
+            kinds = ", ".join(type(out).__name__ if not isinstance(out, Tensor) else
+                              f"Tensor({out.dtype}, requires_grad={out.requires_grad})" for out in outputs)
+            raise GradcheckError(None, (
+                f"gradcheck: fn returned no floating Tensor that depends on the inputs (got: {kinds}), so "
+                "there is nothing to compare and every row would pass vacuously. Return the Tensor itself: "
+                "not .item(), .tolist(), .numpy() or a Tensor rebuilt from them, and not a detach()ed one"))
 
     def _call(self):
         # the same random draws (dropout masks) in every evaluation
@@ -185,6 +192,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     center = objective.value()
     for (name, tensor), grad in zip(named, analytic):
         data = tensor._data
+        analytic_nonzero = bool((grad != 0).any())
         if fast_mode:   # one random unit direction u:  <grad, u>  vs  (L(x + eps u) - L(x - eps u)) / (2 eps)
             u = rng.standard_normal(tensor.shape)
             u /= max(float(numpy.linalg.norm(u)), TINY)
@@ -207,6 +215,12 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
             minus[index] = nudge(index, -eps)
         row = compare(name, shape, grad, plus, minus, center, eps, atol, rtol, nudge)
         del row["failing"], row["nonfinite"]
+        if not analytic_nonzero and (plus != minus).any():     # vacuous: the graph never reached x
+            row["status"] = "FAIL"
+            row["note"] = (row["note"] + " " if row["note"] else "") + (f"the analytic gradient is identically zero but finite differences are not (max |numeric| "
+                           f"= {float(abs(plus - minus).max() / (2 * eps)):.3g}): fn's output does not reach "
+                           "this input through the graph (.item(), .numpy(), detach(), or a Tensor rebuilt from "
+                           "raw data?)")
         if fast_mode:
             row["shape"], row["worst_index"] = tuple(tensor.shape), "direction"
         rows.append(row)

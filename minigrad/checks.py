@@ -1,0 +1,149 @@
+"""Checks of bad input at the public boundary: one helper per kind of argument.
+
+    dim(op, dim, ndim)                 one dimension index -> the same, counted from 0
+    dims(op, dims, ndim)               None, an int, or a tuple of distinct dims -> checked
+    sizes(op, shape)                   the sizes of a new tensor: ints >= 0 that fit in memory
+    reshape_sizes(op, shape, numel)    a target shape for reshape/view: ints >= 0 and at most one -1
+    positive_int(op, name, value)      a count that must be >= 1 (batch_size, seq_len, ...)
+    non_negative_int(op, name, value)  a count that may be 0 (max_size, num_merges, ...)
+    floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
+    hyper_parameter(name, value, low, high)    an optimizer's number, in PyTorch's words
+    grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
+
+Each raises PyTorch's exception type where PyTorch has the name (IndexError for
+a dimension out of range, RuntimeError for a bad size, ValueError for an
+optimizer's hyper-parameter), with a message that names the operation, the bad
+value and the fix.  They run once per call at a function's or a layer's
+entry, never inside the loops of a kernel.
+"""
+import math
+import numbers
+
+from . import backend
+
+
+def _is_int(value):
+    """True for Python and NumPy integers (bool excluded: True is not a size)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def dim(op, dim, ndim):
+    """``dim`` in [-ndim, ndim - 1] (a 0-d tensor accepts -1 and 0, as PyTorch) -> dim counted from 0."""
+    if not _is_int(dim):
+        raise TypeError(f"{op}: dim must be an int, got {dim!r} ({type(dim).__name__})")
+    top = max(ndim, 1)
+    if not -top <= dim < top:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-top}, {top - 1}], but got "
+                         f"{dim}) for a tensor with {ndim} dimensions; count dims from 0, or from the end with -1")
+    return dim % top
+
+
+def dims(op, dims, ndim):
+    """None (every dim), one dim, or a tuple/list of distinct dims -> the same form, counted from 0."""
+    if dims is None:
+        return None
+    if not isinstance(dims, (tuple, list)):
+        return dim(op, dims, ndim)
+    checked = tuple(dim(op, d, ndim) for d in dims)
+    if len(set(checked)) != len(checked):
+        raise RuntimeError(f"{op}: a dim appears more than once in dims={tuple(dims)} (tensor of {ndim} "
+                           "dimensions); name each dimension once")
+    return checked
+
+
+def sizes(op, shape):
+    """The sizes of a new tensor (a tuple of ints >= 0), refused as PyTorch refuses them."""
+    for size in shape:
+        if not _is_int(size):
+            raise TypeError(f"{op}: sizes must be ints, got {size!r} ({type(size).__name__}) in {tuple(shape)}; "
+                            f"for a size computed as a float use int(...)")
+        if size < 0:
+            raise RuntimeError(f"{op}: Trying to create tensor with negative dimension {size}: {list(shape)}; "
+                               "every size must be >= 0")
+    if math.prod(int(s) for s in shape) >= 2 ** 63:
+        raise RuntimeError(f"{op}: Storage size calculation overflowed with sizes={list(shape)}; "
+                           "no tensor can hold that many elements")
+    return tuple(int(s) for s in shape)
+
+
+def allocation_error(op, shape, error):
+    """The error for a new tensor that does not fit in memory (NumPy's MemoryError or 'array is too big')."""
+    return RuntimeError(f"{op}: cannot allocate a tensor of size {list(shape)} ({math.prod(shape):,} elements): "
+                        f"{error}; use smaller sizes")
+
+
+def reshape_sizes(op, shape, numel):
+    """A target shape for ``numel`` elements: ints >= 0 and at most one -1 (which is inferred)."""
+    for index, size in enumerate(shape):
+        if not _is_int(size):
+            raise TypeError(f"{op}: sizes must be ints, got {size!r} ({type(size).__name__}) in {tuple(shape)}")
+        if size < -1:
+            raise RuntimeError(f"{op}: invalid shape dimension {size} at index {index} of shape {list(shape)}; "
+                               "sizes are >= 0, with at most one -1 to infer")
+    if sum(size == -1 for size in shape) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
+    known = math.prod(size for size in shape if size != -1)
+    if -1 in shape:
+        if known == 0:
+            raise RuntimeError(f"{op}: cannot reshape tensor of {numel} elements into shape {list(shape)} because "
+                               "the unspecified dimension size -1 can be any value and is ambiguous")
+        if numel % known:
+            raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel}")
+    elif known != numel:
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel}; the sizes must "
+                           f"multiply to {numel} (use -1 for one size to infer it)")
+    return tuple(int(size) for size in shape)
+
+
+def positive_int(op, name, value, error=ValueError):
+    """A count that must be an int >= 1 (PyTorch's DataLoader words)."""
+    if not _is_int(value) or value <= 0:
+        raise error(f"{op}: {name} should be a positive integer value, but got {name}={value!r}")
+    return value
+
+
+def non_negative_int(op, name, value):
+    """A count that must be an int >= 0."""
+    if not _is_int(value) or value < 0:
+        raise ValueError(f"{op}: {name} must be an int >= 0, got {name}={value!r}")
+    return value
+
+
+def floating_input(op, error, input, weight):
+    """A layer's input must be floating like its weights (an int64 batch of ids is not features):
+    PyTorch refuses it too."""
+    kind = getattr(getattr(input, "dtype", None), "kind", "f")
+    if kind not in "fc":
+        raise error(f"{op}: input dtype {input.dtype} does not match weight dtype {weight.dtype}: convert the "
+                    f"input (x.float()), or, for token ids, look them up first (nn.Embedding)")
+
+
+def hyper_parameter(name, value, low=0.0, high=math.inf, high_open=False):
+    """``low <= value <= high`` (``< high`` when high_open), in PyTorch's words: "Invalid learning rate: -1".
+    NaN is refused (PyTorch's SGD lets a NaN lr through; every step would then make the weights NaN)."""
+    words = {"lr": "learning rate", "eps": "epsilon value"}.get(name, f"{name} value")
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"Invalid {words}: {value!r} (a number is needed, got {type(value).__name__})")
+    above = value >= high if high_open else value > high
+    if math.isnan(value) or value < low or above:
+        bound = f"[{low}, {high})" if high_open else f"[{low}, {high}]"
+        raise ValueError(f"Invalid {words}: {value} (must be in {bound})")
+    return value
+
+
+def grad_array(op, p):
+    """p.grad as a backend array of p's shape.  In minigrad .grad holds an array; a Tensor assigned
+    PyTorch's way (``p.grad = minigrad.full(p.shape, 0.3)``) is read as its array, as PyTorch reads it."""
+    grad = p.grad
+    if hasattr(grad, "_data"):                                   # a Tensor
+        grad = grad._data
+    if type(grad) not in backend._array_types:
+        raise TypeError(f"{op}: assigned grad expected to be a Tensor or array or None but got grad of type "
+                        f"{type(p.grad).__name__}")
+    if tuple(grad.shape) != tuple(p.shape):
+        raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
+                           f"{list(p.shape)}; the gradient must have the parameter's shape")
+    if grad.dtype != p.dtype:
+        raise RuntimeError(f"{op}: a gradient of dtype {grad.dtype} for a parameter of dtype {p.dtype}; "
+                           f"assign p.grad with the parameter's dtype")
+    return grad
