@@ -18,8 +18,6 @@ Packing and unpacking are indexing and ``cat``, so gradients flow through ``data
 """
 from typing import NamedTuple
 
-import numpy
-
 from ... import functional as F
 from ...creation import cat, stack, tensor
 from ...tensor import Tensor, int64
@@ -87,7 +85,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     sorted_indices = unsorted_indices = None
     if not enforce_sorted:
         sorted_indices = order_index
-        unsorted_indices = tensor(numpy.argsort(order), dtype=int64, device=input.device)
+        position = {b: place for place, b in enumerate(order)}       # the inverse permutation
+        unsorted_indices = tensor([position[b] for b in range(len(order))], dtype=int64, device=input.device)
     return PackedSequence(data, tensor(batch_sizes, dtype=int64), sorted_indices, unsorted_indices)
 
 
