@@ -47,7 +47,8 @@
 # `minigrad/nn/multihead_attention.py`, `minigrad/functions/attention.py`); LayerNorm:
 # `minigrad/functions/normalization.py`; the translator:
 # `minigrad/models/transformer.py`; the warm-up schedule:
-# `minigrad/optim/lr_scheduler.py`.
+# `minigrad/optim/lr_scheduler.py`; the English-French pairs and their split:
+# `minigrad/data/shipped.py`; BLEU: `minigrad/metrics.py`.
 
 # %%
 import math
