@@ -349,9 +349,11 @@ if not run.quick:
 # of updates.
 #
 # The Transformer: one encoder and one decoder block, d_model 64, 4 heads,
-# d_ff 128, pre-LN, dropout 0.1 (4,000 pairs are few: without dropout it
-# memorises them), the warm-up schedule to a peak of 0.005 and the small
-# embedding init of section 3.
+# d_ff 128, pre-LN, dropout 0.1, the warm-up schedule to a peak of 0.005 and
+# the small embedding init of section 3.  (4,000 pairs are few: without
+# dropout the training loss ends lower, 0.18 against 0.43, and BLEU-4 lower
+# too, 0.28 against 0.30 for seed 0; these choices came from a small sweep,
+# listed in lessons/README.md.)
 
 # %%
 def words(sentence):
