@@ -42,7 +42,9 @@
 #
 # Textbooks differ: Dive into Deep Learning writes the candidate state with
 # the reset gate applied *before* the recurrent matmul, tanh(X W_xh + (R ⊙ H) W_hh + b)
-# (Cho et al.'s original; `nn.GRU(..., reset_after=False)` in minigrad), and
+# (Cho et al. 2014 as published, arXiv 1406.1078v3; Keras' documentation notes
+# that its first arXiv version had the reset after the matmul, as PyTorch;
+# `nn.GRU(..., reset_after=False)` in minigrad), and
 # some texts swap the roles of z and 1 - z.  Here and in PyTorch, z close to
 # 1 means "keep the old state".
 #

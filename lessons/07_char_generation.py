@@ -264,7 +264,7 @@ if plt:
     run.savefig(fig, "char_lm.png")
 
 # %% [markdown]
-# At τ = 0.5 the model keeps to its most likely words and phrases ("the
+# In full mode, at τ = 0.5 the model keeps to its most likely words and phrases ("the
 # king", "I will"): low entropy, few distinct characters, and the shape of
 # a play (a name in capitals, a colon, a few lines of verse, a blank line).
 # Around τ = 1 the samples have the training text's statistics (entropy

@@ -114,7 +114,7 @@ def to_batch(pairs):
 # `tgt[:, 1:]` (the same sequence shifted left), skipping padding.
 #
 # We train four models with the same budget: the bottleneck and the three
-# attention scores.
+# attention scores (quick mode: the bottleneck and dot attention only).
 
 # %%
 H = run.size(48, 64)

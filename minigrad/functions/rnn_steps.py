@@ -192,7 +192,7 @@ def gru_step_forward(x, h_prev, w_ih, w_hh, b_ih=None, b_hh=None, reset_after=Tr
         z = sigma(ai_z + ah_z)                  update gate
         reset_after=True  (PyTorch, cuDNN, Keras' default):
             n = tanh(ai_n + r * ah_n)           r applied after the recurrent matmul
-        reset_after=False (Cho et al., d2l.ai, the original paper's textbook form):
+        reset_after=False (Cho et al. 2014 as published, arXiv v3; d2l.ai; the textbooks):
             n = tanh(ai_n + (r * h_prev) W_hn^T + b_hn)
         h = (1 - z) * n + z * h_prev            (N, H)
 
