@@ -226,3 +226,27 @@ def test_a_planted_bug_fails_its_check_with_a_useful_message(graders, tmp_path, 
     for word in words:
         assert word in report, (word, report)
     assert all(results[n]["score"] == 0 and results[n]["backward"] is None for n in failing)
+
+
+def test_lesson_7s_claim_the_decoding_set_is_the_sampling_decoding_sample_runs(monkeypatch, tmp_path):
+    """Lesson 7: the coursework has students write the temperature and top-k that decoding.sample runs."""
+    import os
+    from minigrad import decoding
+    from minigrad.coursework import make_assignment
+    lesson = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lessons",
+                          "07_char_generation.py")
+    assert "the **decoding** set" in open(lesson, encoding="utf-8").read()
+    seen = []
+    original = decoding.sampling_distribution
+    monkeypatch.setattr(decoding, "sampling_distribution",
+                        lambda *args: seen.append(args[1:]) or original(*args))
+    table = reference_module("decoding").TableDecoder(numpy.random.default_rng(0).standard_normal((5, 5)))
+    minigrad.manual_seed(0)
+    decoding.sample(table, None, [0, 2], max_len=3, temperature=0.7, top_k=2)
+    assert seen and all(args[:2] == (0.7, 2) for args in seen)
+    make_assignment(ASSIGNMENTS["decoding"].path, tmp_path / "student")
+    spec = importlib.util.spec_from_file_location("student_decoding", tmp_path / "student" / "decoding.py")
+    student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(student)
+    with pytest.raises(NotImplementedError, match="sampling_distribution: not implemented yet"):
+        student.sampling_distribution(numpy.zeros((1, 3)), 0.7, 2)
