@@ -250,3 +250,18 @@ def test_lesson_7s_claim_the_decoding_set_is_the_sampling_decoding_sample_runs(m
     spec.loader.exec_module(student)
     with pytest.raises(NotImplementedError, match="sampling_distribution: not implemented yet"):
         student.sampling_distribution(numpy.zeros((1, 3)), 0.7, 2)
+
+
+@pytest.mark.parametrize("name, library_import", [("decoding", "from minigrad.decoding import beam_search\n"),
+                                                  ("metrics", "from minigrad.metrics import corpus_bleu\n")])
+def test_the_output_sets_have_the_same_copy_flags(name, library_import):
+    """A copy of the answer (the library's own code) is flagged, so is importing it; the handed-out file is not."""
+    from minigrad.coursework.authoring.make import student_version
+    from minigrad.coursework.grading.similarity import reference_flags
+    assignment = load_assignment(name)
+    handed_out = student_version(assignment.reference)
+    copied = reference_flags(student_version(assignment.reference, solutions=True), assignment)
+    assert any(f"the reference solution of the shipped assignment {name!r}" in flag for flag in copied), copied
+    assert reference_flags(handed_out, assignment) == []
+    imported = reference_flags(library_import + handed_out, assignment)
+    assert imported and imported[0].startswith(f"imports minigrad.{name}, which the handed-out file does not")
