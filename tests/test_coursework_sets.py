@@ -265,3 +265,30 @@ def test_the_output_sets_have_the_same_copy_flags(name, library_import):
     assert reference_flags(handed_out, assignment) == []
     imported = reference_flags(library_import + handed_out, assignment)
     assert imported and imported[0].startswith(f"imports minigrad.{name}, which the handed-out file does not")
+
+
+def test_a_check_of_kind_output_is_graded_on_its_outputs_alone(tmp_path):
+    """A private assignment with one "output" check: no gradient, all points forward's, no timing case."""
+    import json
+    from minigrad.coursework import grade
+    from minigrad.coursework.authoring.assignment import Assignment, SpecError
+    folder = tmp_path / "scaled"
+    folder.mkdir()
+    (folder / "scaled.py").write_text("def scaled(x, factor):\n    return x * factor, float(x.sum())\n")
+    check = {"name": "scaled", "kind": "output", "function": "scaled", "outputs": ["y", "total"], "points": 3,
+             "inputs": [{"name": "x", "shape": ["N", 2]}, {"name": "factor", "value": 2.5}], "cases": [{"N": 3}],
+             "hints": ["Multiply by the factor.", "y = x * factor; total = x.sum()."]}
+    spec = {"name": "scaled", "module": "scaled.py", "checks": [check]}
+    (folder / "checks.json").write_text(json.dumps(spec))
+    loaded = Assignment(str(folder)).check("scaled")
+    assert (loaded.differentiable, loaded.forward_points, loaded.backward_points) == ((), 3, 0)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "scaled.py").write_text("def scaled(x, factor):\n    return x / factor, float(x.sum())\n")
+    right, = grade(str(folder / "scaled.py"), str(folder), seed=1, time_limit=60)
+    wrong, = grade(str(tmp_path / "mine"), str(folder), seed=1, time_limit=60)
+    assert (right["passed"], right["score"], right["forward"], right["backward"]) == (True, 3, True, None)
+    assert (wrong["passed"], wrong["score"], wrong["forward"], wrong["backward"]) == (False, 0, False, None)
+    assert wrong["message"].startswith("y[") and "backward was not judged" not in wrong["message"]
+    (folder / "checks.json").write_text(json.dumps(dict(spec, checks=[dict(check, timing={"case": {"N": 9}})])))
+    with pytest.raises(SpecError, match="for a check of kind pair or function"):
+        Assignment(str(folder))
