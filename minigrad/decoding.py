@@ -141,8 +141,9 @@ def sample(decoder, state, start, max_len, eos=None, temperature=1.0, top_k=None
     top_p        keep the smallest set of most probable tokens whose total
                  probability reaches p (nucleus sampling)
 
-    Random numbers come from ``minigrad.manual_seed``'s generator, so a seed
-    repeats the samples.  Returns (sequences, log_probs) as ``greedy``; the
+    The distribution drawn from is ``sampling_distribution``'s; the draw is
+    inverse-CDF sampling with one uniform number per row.  Random numbers
+    come from ``minigrad.manual_seed``'s generator, so a seed repeats the samples.  Returns (sequences, log_probs) as ``greedy``; the
     log-probabilities are the model's own (before temperature/top-k/top-p).
     """
     if temperature < 0:
