@@ -122,7 +122,8 @@ if options.data == "imdb":
         texts, labels = minigrad.data.imdb("train", root=options.imdb_root, shuffle=True, seed=0)
         test_texts, test_labels = minigrad.data.imdb("test", root=options.imdb_root, shuffle=True, seed=0)
     except FileNotFoundError as error:
-        raise SystemExit(f"lesson 11 --data imdb: {error}; to this lesson, pass that folder as --imdb-root FOLDER") from None  # one line
+        raise SystemExit(f"lesson 11 --data imdb: {error}; to this lesson, pass that folder as "
+                         "--imdb-root FOLDER") from None                     # one line, exit status 1
     n_reviews = min(run.size(1000, 25000), len(texts))
     n_val, n_test = n_reviews // 10, min(run.size(500, 25000), len(test_texts))    # 2,500 of 25,000
 
