@@ -278,8 +278,10 @@ if plt:
 # ## Exercises
 #
 # The coursework (see `minigrad assignment list`) has you write the GRU step
-# backward this model trains through, and the sampling with temperature and
-# top-k in `decoding.sample`.
+# and its backward (the **lstm_gru** set: the reference tier's step, whose
+# numbers this model's default fast tier computes too), and the sampling with
+# temperature and top-k that `decoding.sample` runs (the **decoding** set:
+# `decoding.sampling_distribution` and the inverse-CDF draw; then beam search).
 #
 # 1. Replace the GRU by an LSTM (`cell="lstm"`) and by a vanilla RNN.  Compare
 #    held-out bits per character after the same number of updates.  (The

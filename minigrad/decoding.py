@@ -141,8 +141,10 @@ def sample(decoder, state, start, max_len, eos=None, temperature=1.0, top_k=None
     top_p        keep the smallest set of most probable tokens whose total
                  probability reaches p (nucleus sampling)
 
-    Random numbers come from ``minigrad.manual_seed``'s generator, so a seed
-    repeats the samples.  Returns (sequences, log_probs) as ``greedy``; the
+    The distribution drawn from is ``sampling_distribution``'s; the draw is
+    inverse-CDF sampling with one uniform number per row.  Random numbers
+    come from ``minigrad.manual_seed``'s generator, so a seed repeats the
+    samples.  Returns (sequences, log_probs) as ``greedy``; the
     log-probabilities are the model's own (before temperature/top-k/top-p).
     """
     if temperature < 0:
@@ -285,8 +287,8 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
             stay[eos] = 0.0
             step_lp = xp.where(finished[:, :, None], stay, step_lp)
             # BEGIN SOLUTION
-            # HINT: every beam k and next token v is a candidate, K * V of them per row: its log-probability is the beam's plus the step's
-            # HINT: rank the candidates by their length-normalised score and keep the K best; candidate j extends beam j // V with token j % V
+            # HINT: each beam k and next token v is a candidate (K * V per row), log-probability the beam's + the step's
+            # HINT: rank candidates by their length-normalised score, keep the K best; j extends beam j // V by j % V
             candidate_lp = (log_prob[:, :, None] + step_lp).reshape(N, K * V)
             candidate_len = xp.repeat(lengths + ~finished, V, axis=1).reshape(N, K * V)
             rank = _length_normalise(xp, candidate_lp, candidate_len, length_penalty)

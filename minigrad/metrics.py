@@ -199,7 +199,7 @@ def _corpus_counts(list_of_references, hypotheses, N, count):
     hyp_len = ref_len = 0
     for references, hypothesis in zip(list_of_references, hypotheses):
         # BEGIN SOLUTION
-        # HINT: corpus BLEU adds up every sentence's counts and lengths before dividing (it is not a mean of sentence BLEUs)
+        # HINT: corpus BLEU adds every sentence's counts and lengths up before dividing (not a mean of sentence BLEUs)
         for n in range(1, N + 1):
             m, t = count(references, hypothesis, n)
             matches[n - 1] += m

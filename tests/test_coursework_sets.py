@@ -226,3 +226,69 @@ def test_a_planted_bug_fails_its_check_with_a_useful_message(graders, tmp_path, 
     for word in words:
         assert word in report, (word, report)
     assert all(results[n]["score"] == 0 and results[n]["backward"] is None for n in failing)
+
+
+def test_lesson_7s_claim_the_decoding_set_is_the_sampling_decoding_sample_runs(monkeypatch, tmp_path):
+    """Lesson 7: the coursework has students write the temperature and top-k that decoding.sample runs."""
+    import os
+    from minigrad import decoding
+    from minigrad.coursework import make_assignment
+    lesson = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lessons",
+                          "07_char_generation.py")
+    assert "the **decoding** set" in open(lesson, encoding="utf-8").read()
+    seen = []
+    original = decoding.sampling_distribution
+    monkeypatch.setattr(decoding, "sampling_distribution",
+                        lambda *args: seen.append(args[1:]) or original(*args))
+    table = reference_module("decoding").TableDecoder(numpy.random.default_rng(0).standard_normal((5, 5)))
+    minigrad.manual_seed(0)
+    decoding.sample(table, None, [0, 2], max_len=3, temperature=0.7, top_k=2)
+    assert seen and all(args[:2] == (0.7, 2) for args in seen)
+    make_assignment(ASSIGNMENTS["decoding"].path, tmp_path / "student")
+    spec = importlib.util.spec_from_file_location("student_decoding", tmp_path / "student" / "decoding.py")
+    student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(student)
+    with pytest.raises(NotImplementedError, match="sampling_distribution: not implemented yet"):
+        student.sampling_distribution(numpy.zeros((1, 3)), 0.7, 2)
+
+
+@pytest.mark.parametrize("name, library_import", [("decoding", "from minigrad.decoding import beam_search\n"),
+                                                  ("metrics", "from minigrad.metrics import corpus_bleu\n")])
+def test_the_output_sets_have_the_same_copy_flags(name, library_import):
+    """A copy of the answer (the library's own code) is flagged, so is importing it; the handed-out file is not."""
+    from minigrad.coursework.authoring.make import student_version
+    from minigrad.coursework.grading.similarity import reference_flags
+    assignment = load_assignment(name)
+    handed_out = student_version(assignment.reference)
+    copied = reference_flags(student_version(assignment.reference, solutions=True), assignment)
+    assert any(f"the reference solution of the shipped assignment {name!r}" in flag for flag in copied), copied
+    assert reference_flags(handed_out, assignment) == []
+    imported = reference_flags(library_import + handed_out, assignment)
+    assert imported and imported[0].startswith(f"imports minigrad.{name}, which the handed-out file does not")
+
+
+def test_a_check_of_kind_output_is_graded_on_its_outputs_alone(tmp_path):
+    """A private assignment with one "output" check: no gradient, all points forward's, no timing case."""
+    import json
+    from minigrad.coursework import grade
+    from minigrad.coursework.authoring.assignment import Assignment, SpecError
+    folder = tmp_path / "scaled"
+    folder.mkdir()
+    (folder / "scaled.py").write_text("def scaled(x, factor):\n    return x * factor, float(x.sum())\n")
+    check = {"name": "scaled", "kind": "output", "function": "scaled", "outputs": ["y", "total"], "points": 3,
+             "inputs": [{"name": "x", "shape": ["N", 2]}, {"name": "factor", "value": 2.5}], "cases": [{"N": 3}],
+             "hints": ["Multiply by the factor.", "y = x * factor; total = x.sum()."]}
+    spec = {"name": "scaled", "module": "scaled.py", "checks": [check]}
+    (folder / "checks.json").write_text(json.dumps(spec))
+    loaded = Assignment(str(folder)).check("scaled")
+    assert (loaded.differentiable, loaded.forward_points, loaded.backward_points) == ((), 3, 0)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "scaled.py").write_text("def scaled(x, factor):\n    return x / factor, float(x.sum())\n")
+    right, = grade(str(folder / "scaled.py"), str(folder), seed=1, time_limit=60)
+    wrong, = grade(str(tmp_path / "mine"), str(folder), seed=1, time_limit=60)
+    assert (right["passed"], right["score"], right["forward"], right["backward"]) == (True, 3, True, None)
+    assert (wrong["passed"], wrong["score"], wrong["forward"], wrong["backward"]) == (False, 0, False, None)
+    assert wrong["message"].startswith("y[") and "backward was not judged" not in wrong["message"]
+    (folder / "checks.json").write_text(json.dumps(dict(spec, checks=[dict(check, timing={"case": {"N": 9}})])))
+    with pytest.raises(SpecError, match="for a check of kind pair or function"):
+        Assignment(str(folder))

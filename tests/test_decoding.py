@@ -142,6 +142,20 @@ def test_sampling_follows_the_distribution_and_top_k():
     assert {t[0] for t in tokens} == set(np.argsort(-p)[:2].tolist())
 
 
+def test_sampling_distribution_is_the_tempered_softmax_over_the_tokens_kept():
+    """What sample draws from (the decoding practice set's answer): exp(l / T) over the top k, renormalised."""
+    logits = np.random.default_rng(0).standard_normal((3, 6)) * 2
+    for temperature, top_k in [(1.0, None), (0.5, None), (2.0, None), (0.7, 3), (1.0, 1), (1.5, 6)]:
+        e = np.exp(logits / temperature)
+        if top_k is not None:
+            e = np.where(logits >= np.sort(logits, axis=1)[:, [-top_k]], e, 0.0)
+        expected = e / e.sum(axis=1, keepdims=True)
+        assert np.allclose(decoding.sampling_distribution(logits, temperature, top_k), expected, atol=1e-15), \
+            (temperature, top_k)
+    nucleus = decoding.sampling_distribution(logits, 1.0, None, 0.5)
+    assert np.allclose(nucleus.sum(axis=1), 1.0) and ((nucleus > 0).sum(axis=1) < 6).all()
+
+
 def test_bad_arguments_raise():
     model = TinyRNN(None)
     with pytest.raises(ValueError, match="temperature"):

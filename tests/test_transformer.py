@@ -81,6 +81,22 @@ def test_classifier_gradcheck_and_padding_is_ignored(device, pooling):
     check_module(model, ids, fast_mode=True)
 
 
+def test_classifier_embedding_norm_is_a_layer_norm_after_the_positions(device):
+    """lesson 11's --data imdb (the Technion tutorial's model): LayerNorm(embedding + positions), then the encoder."""
+    options = dict(d_model=4, nhead=2, num_layers=1, dim_feedforward=6, dropout=0.0, pooling="max")
+    minigrad.manual_seed(0)
+    model = TransformerClassifier(9, 3, embedding_norm=True, **options).double().to(device)
+    assert {"embedding_norm.weight", "embedding_norm.bias"} <= set(dict(model.named_parameters()))
+    ids = minigrad.tensor([[3, 4, 5, 0, 0], [6, 7, 8, 2, 1]], device=device)
+    check_module(model, ids, fast_mode=True)
+    for p in (model.embedding_norm.weight, model.embedding_norm.bias):   # not the identity at initialisation
+        p._data = p._data + minigrad.randn(*p.shape, dtype=minigrad.float64, device=device)._data
+    plain = TransformerClassifier(9, 3, **options).double().to(device)
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("embedding_norm")})
+    plain.positions = nn.Sequential(plain.positions, model.embedding_norm)
+    assert numpy.allclose(plain(ids).numpy(), model(ids).numpy(), atol=1e-12)
+
+
 def best_non_pad(log_probs):
     """Greedy choice that never picks token 0 (padding: the uncached decoder would mask it out)."""
     return log_probs[:, 1:].argmax(-1) + 1

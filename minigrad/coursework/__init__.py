@@ -10,7 +10,7 @@ Grouped by job (see README.md in this folder, "For instructors", and each subpac
     authoring/      an assignment: checks.json loaded and validated, the student version, the scaffold, Gradescope
     grading/        a submission graded: cases, outcomes, diagnoses, hints, reports, the gradebook, copy flags
     sandbox/        where a submission's code runs: the worker, its supervisor, the wire protocol, isolation
-    assignments/    the five shipped practice sets (data: reference, checks.json, README, public tests)
+    assignments/    the seven shipped practice sets (data: reference, checks.json, README, public tests)
 """
 from .authoring.assignment import Assignment, Check, SpecError, list_assignments, load_assignment
 from .authoring.make import make_assignment, strip_solutions

@@ -41,17 +41,20 @@ class TransformerClassifier(nn.Module):
 
     h = encoder(embedding(ids) + positions), padding masked out; pooled over
     the non-padding positions by ``pooling`` ("mean" or "max"), then a Linear.
+    ``embedding_norm=True`` puts a LayerNorm after embedding + positions, as BERT
+    and the Technion tutorial's IMDB classifier do (lesson 11, ``--data imdb``).
     """
 
     def __init__(self, vocab_size, num_classes, d_model=64, nhead=4, num_layers=2, dim_feedforward=128,
                  dropout=0.1, max_len=512, pad_idx=0, pooling="mean", positional="sinusoidal",
-                 activation="relu", norm_first=False, device=None, dtype=None):
+                 activation="relu", norm_first=False, embedding_norm=False, device=None, dtype=None):
         super().__init__()
         if pooling not in ("mean", "max"):
             raise ValueError(f'pooling must be "mean" or "max", got {pooling!r}')
         self.pad_idx, self.pooling = pad_idx, pooling
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_idx, device=device, dtype=dtype)
         self.positions = _positions(positional, max_len, d_model, dropout, device, dtype)
+        self.embedding_norm = nn.LayerNorm(d_model, device=device, dtype=dtype) if embedding_norm else None
         layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
                                            batch_first=True, norm_first=norm_first, device=device, dtype=dtype)
         self.encoder = nn.TransformerEncoder(layer, num_layers,
@@ -60,7 +63,10 @@ class TransformerClassifier(nn.Module):
 
     def forward(self, ids):
         pad = padding_mask(ids, self.pad_idx)                                  # (N, T) True at padding
-        h = self.encoder(self.positions(self.embedding(ids)), src_key_padding_mask=pad)  # (N, T, d)
+        x = self.positions(self.embedding(ids))                                # (N, T, d)
+        if self.embedding_norm is not None:
+            x = self.embedding_norm(x)
+        h = self.encoder(x, src_key_padding_mask=pad)                          # (N, T, d)
         keep = (~pad).unsqueeze(-1)                                            # (N, T, 1)
         if self.pooling == "mean":
             counts = keep.sum(dim=1).type(h.dtype)                             # (N, 1)

@@ -52,7 +52,7 @@ def draw_seed(array):
 
 # ----------------------------------------------------------------------------- what the grader calls
 
-def probabilities(logits, temperature, top_k):
+def sampling_distribution_rows(logits, temperature, top_k):
     """sampling_distribution at the grader's logits (N, V), and two summaries of each row that the grader
     compares first, so that a wrong answer says how it is wrong: kept (N,), the number of tokens with a
     non-zero probability (top-k keeps k), largest (N,), the largest probability (temperature moves it)."""

@@ -74,7 +74,7 @@ def perplexity_of_model(logits, draws):
     return perplexity(log_softmax(logits), targets)
 
 
-def ngram_matches(draws, length_change):
+def clipped_counts_per_sentence(draws, length_change):
     """clipped_counts of every sentence of random_corpus(draws) and n = 1..4: (S, 4, 2) of (matches, total)."""
     references, hypotheses = random_corpus(draws, length_change)
     return numpy.array([[clipped_counts(refs, hyp, n) for n in range(1, 5)]
@@ -87,7 +87,7 @@ def brevity_penalties(draws):
     return numpy.array([brevity_penalty(max(r, 1), c) for r, c in lengths], dtype=numpy.float64)
 
 
-def bleu(draws, length_change):
+def corpus_bleu_of(draws, length_change):
     """corpus_bleu (BLEU-4, NLTK's: no smoothing) of random_corpus(draws, length_change)."""
     references, hypotheses = random_corpus(draws, length_change)
     return corpus_bleu(references, hypotheses)
