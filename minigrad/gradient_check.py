@@ -217,10 +217,10 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
         del row["failing"], row["nonfinite"]
         if not analytic_nonzero and (plus != minus).any():     # vacuous: the graph never reached x
             row["status"] = "FAIL"
-            row["note"] = (row["note"] + " " if row["note"] else "") + (f"the analytic gradient is identically zero but finite differences are not (max |numeric| "
-                           f"= {float(abs(plus - minus).max() / (2 * eps)):.3g}): fn's output does not reach "
-                           "this input through the graph (.item(), .numpy(), detach(), or a Tensor rebuilt from "
-                           "raw data?)")
+            vacuous = (f"the analytic gradient is identically zero but finite differences are not (max |numeric| "
+                       f"= {float(abs(plus - minus).max() / (2 * eps)):.3g}): fn's output does not reach this input "
+                       "through the graph (.item(), .numpy(), detach(), or a Tensor rebuilt from raw data?)")
+            row["note"] = (row["note"] + " " if row["note"] else "") + vacuous
         if fast_mode:
             row["shape"], row["worst_index"] = tuple(tensor.shape), "direction"
         rows.append(row)

@@ -18,6 +18,7 @@ Saving is atomic: the file is written under a temporary name in the same
 directory, flushed to disk, then renamed over ``path`` in one step, so a crash
 mid-save leaves the previous checkpoint whole.
 """
+import errno
 import json
 import os
 import zipfile
@@ -86,8 +87,15 @@ def save(obj, f):
     arrays = {}
     tree = _split(obj, "", arrays)
     arrays[TREE] = numpy.array(json.dumps(tree))              # a 0-d unicode array, not an object
-    with atomic_write(path, "wb") as file:                   # the old file or the new, never half
-        numpy.savez(file, **arrays)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, f"minigrad.save: {path!r} is a directory; give a file path such as "
+                                f"{os.path.join(path, 'checkpoint.npz')!r}")
+    try:
+        with atomic_write(path, "wb") as file:               # the old file or the new, never half
+            numpy.savez(file, **arrays)
+    except OSError as error:                                 # its message names only the temporary file
+        raise OSError(error.errno, f"minigrad.save: cannot write the checkpoint {path!r}: {error.strerror or error} "
+                                   "(is its folder writable, and is there space?)") from error
 
 
 def load(f, map_location=None, *, device=None):

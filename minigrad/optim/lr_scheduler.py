@@ -12,6 +12,8 @@ closed form from ``base_lrs`` (the groups' lr when the scheduler was made).
 """
 import math
 
+from ..checks import hyper_parameter, positive_int
+
 
 class LRScheduler:
     """Base class: subclasses define ``get_lr()`` -> one lr per parameter group."""
@@ -52,6 +54,7 @@ class StepLR(LRScheduler):
     """lr = base_lr * gamma ** (last_epoch // step_size): decay by gamma every step_size epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        positive_int("StepLR", "step_size", step_size)            # the schedule divides by it
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -70,6 +73,8 @@ class NoamLR(LRScheduler):
     """
 
     def __init__(self, optimizer, d_model, warmup_steps=4000, factor=1.0, last_epoch=-1):
+        positive_int("NoamLR", "d_model", d_model)
+        positive_int("NoamLR", "warmup_steps", warmup_steps)
         self.d_model, self.warmup_steps, self.factor = d_model, warmup_steps, factor
         super().__init__(optimizer, last_epoch)
 
@@ -84,6 +89,7 @@ class WarmupInverseSqrtLR(LRScheduler):
     s = max(last_epoch, 1): linear warm-up to base_lr at s = warmup_steps, then decay as 1/sqrt(s)."""
 
     def __init__(self, optimizer, warmup_steps, last_epoch=-1):
+        positive_int("WarmupInverseSqrtLR", "warmup_steps", warmup_steps)
         self.warmup_steps = warmup_steps
         super().__init__(optimizer, last_epoch)
 
@@ -118,6 +124,7 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** last_epoch: decay by gamma every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
+        hyper_parameter("ExponentialLR", "gamma", gamma)         # a negative factor flips the sign of lr
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -130,6 +137,7 @@ class CosineAnnealingLR(LRScheduler):
     from base_lr down to eta_min over T_max epochs (torch's closed form)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        positive_int("CosineAnnealingLR", "T_max", T_max)
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
@@ -146,6 +154,7 @@ class LinearLR(LRScheduler):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: need 0 < start_factor <= 1 and 0 <= end_factor <= 1, "
                              f"got {start_factor}, {end_factor}")
+        positive_int("LinearLR", "total_iters", total_iters)
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
