@@ -2,6 +2,7 @@
 
     dim(op, dim, ndim)                 one dimension index -> the same, counted from 0
     dims(op, dims, ndim)               None, an int, or a tuple of distinct dims -> checked
+    reduction_of_empty(op, t, dim, error)      max() / argmax() of an empty tensor
     sizes(op, shape)                   the sizes of a new tensor: ints >= 0 that fit in memory
     reshape_sizes(op, shape, old)      a target shape for reshape/view of shape old: ints >= 0, at most one -1
     positive_int(op, name, value)      a count that must be >= 1 (batch_size, seq_len, ...)
@@ -51,6 +52,13 @@ def dims(op, dims, ndim):
         raise RuntimeError(f"{op}: a dim appears more than once in dims={tuple(dims)} (tensor of {ndim} "
                            "dimensions); name each dimension once")
     return checked
+
+
+def reduction_of_empty(op, tensor, dim, error):
+    """max() / argmax() over all of an empty tensor has no answer: PyTorch raises ``error`` there."""
+    if dim is None and tensor.numel() == 0:
+        raise error(f"{op}(): Expected reduction dim to be specified for input.numel() == 0: the tensor is empty "
+                    f"(shape {tensor.shape}); give dim=, or check the tensor is not empty")
 
 
 def sizes(op, shape):

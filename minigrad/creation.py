@@ -24,7 +24,18 @@ from .tensor import Tensor, get_default_dtype, int64
 def tensor(data, requires_grad=False, dtype=None, device=None):
     """A new leaf tensor holding a copy of ``data``: a number (a 0-d tensor), nested list, NumPy/CuPy
     array or Tensor.  Python floats become the default dtype; arrays keep theirs unless ``dtype`` is given."""
-    return Tensor._new_leaf(data, requires_grad, dtype, device)
+    try:
+        leaf = None if isinstance(data, (dict, set)) else Tensor._new_leaf(data, requires_grad, dtype, device)
+    except ValueError as error:
+        if "inhomogeneous" not in str(error):
+            raise
+        raise ValueError(f"tensor: the nested lists are ragged (rows of different lengths), so they are not a "
+                         f"tensor: pad them first (minigrad.text.pad_batch) ({error})") from None
+    if leaf is None or leaf.dtype.kind in "USO":          # strings and objects are not numbers (as torch)
+        error = TypeError if isinstance(data, (str, bytes, dict, set)) else ValueError     # torch's two types
+        raise error(f"tensor: invalid data type {type(data).__name__} ({str(data)[:40]!r}); give numbers, "
+                        "nested lists of numbers or an array of numbers (token ids: vocab.encode(tokens) first)")
+    return leaf
 
 
 def _new(op, make, shape, dtype, device, requires_grad):
@@ -124,11 +135,15 @@ def ones_like(input, dtype=None, device=None, requires_grad=False):
 
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension."""
+    if tensors and isinstance(tensors[0], Tensor):
+        dim = checks.dim("cat", dim, tensors[0].ndim)
     return fn.Cat.apply(dim, *tensors)
 
 
 def stack(tensors, dim=0):
     """Join tensors along a new dimension."""
+    if tensors and isinstance(tensors[0], Tensor):
+        dim = checks.dim("stack", dim, tensors[0].ndim + 1)          # the new dim goes in [-ndim - 1, ndim]
     return fn.Stack.apply(dim, *tensors)
 
 

@@ -640,9 +640,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), the
         first index of the largest value, as in PyTorch."""
         dim, keepdim = arguments.numpy_aliases("max", dim, keepdim, axis, keepdims)
-        if dim is None and self.numel() == 0:
-            raise RuntimeError(f"max(): Expected reduction dim to be specified for input.numel() == 0: the tensor "
-                               f"is empty (shape {self.shape}); give dim=, or check the tensor is not empty")
+        checks.reduction_of_empty("max", self, dim, RuntimeError)
         if not isinstance(dim, Tensor):
             checks.dims("max", dim, self.ndim)
         if dim is None:
@@ -654,9 +652,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The int64 index of the largest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmax", dim, keepdim, axis, keepdims)
-        if dim is None and self.numel() == 0:
-            raise IndexError(f"argmax(): Expected reduction dim to be specified for input.numel() == 0: the tensor "
-                             f"is empty (shape {self.shape}); give dim=, or check the tensor is not empty")
+        checks.reduction_of_empty("argmax", self, dim, IndexError)
         checks.dims("argmax", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
@@ -678,9 +674,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
-        if dim is None and self.numel() == 0:
-            raise IndexError(f"argmin(): Expected reduction dim to be specified for input.numel() == 0: the tensor "
-                             f"is empty (shape {self.shape}); give dim=, or check the tensor is not empty")
+        checks.reduction_of_empty("argmin", self, dim, IndexError)
         checks.dims("argmin", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=False)
 
@@ -688,9 +682,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
         value (the gradient goes to it)."""
         dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
-        if dim is None and self.numel() == 0:
-            raise RuntimeError(f"min(): Expected reduction dim to be specified for input.numel() == 0: the tensor "
-                               f"is empty (shape {self.shape}); give dim=, or check the tensor is not empty")
+        checks.reduction_of_empty("min", self, dim, RuntimeError)
         if not isinstance(dim, Tensor):
             checks.dims("min", dim, self.ndim)
         if dim is None:
@@ -791,8 +783,18 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def expand(self, *shape):
         """Broadcast to ``shape`` (-1 keeps a dimension); the backward sums over the copies."""
         shape = arguments.sizes(shape)
-        own = (1,) * (len(shape) - self.ndim) + self.shape
+        new = len(shape) - self.ndim
+        if new < 0 or -1 in shape[:new]:
+            raise RuntimeError(f"expand: the expanded size of the tensor ({list(shape)}) needs at least its "
+                               f"{self.ndim} dims, and -1 isn't allowed in a leading, new dimension (got {shape} for "
+                               f"shape {self.shape})")
+        own = (1,) * new + self.shape
         shape = tuple(o if s == -1 else s for s, o in zip(shape, own))
+        for index, (size, old) in enumerate(zip(shape, own)):
+            if old != 1 and size != old:
+                raise RuntimeError(f"expand: The expanded size of the tensor ({size}) must match the existing size "
+                                   f"({old}) at non-singleton dimension {index}.  Target sizes: {list(shape)}.  "
+                                   f"Tensor sizes: {list(self.shape)}")
         return in_place.mark_view(self, fn.Expand.apply(self, shape))
 
     def split(self, split_size, dim=0):

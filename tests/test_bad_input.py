@@ -13,7 +13,8 @@ in PyTorch where PyTorch has the name (NLTK for BLEU) and requires of minigrad:
   - a message that names the operation (the probe's ``op``);
   - the same result where the reference returns one (in the sweeps).
 
-``ISSUE`` marks the cases listed in issue 43; the others were found while writing this suite.
+``ISSUE`` marks the cases listed in issue 43; ``FOUND`` the ones found while writing this suite
+(each silent or poorly worded before it); ``GUARD`` cases that already raised well and must stay so.
 STRICTER lists the few inputs PyTorch accepts and minigrad refuses, each with its reason; a test
 checks PyTorch still accepts them, so the list stays true.
 """
@@ -35,7 +36,7 @@ from minigrad.utils.data import BatchSampler, DataLoader
 from optional_torch import torch
 
 TORCH_KINDS = (IndexError, ValueError, TypeError, RuntimeError)
-ISSUE, FOUND = "issue", "found"
+ISSUE, FOUND, GUARD = "issue", "found", "guard"
 
 
 def outcome(call):
@@ -166,6 +167,23 @@ PROBES = [
      lambda: t23.index_select(3, T.tensor([0])), "index_select", FOUND),
     ("sort(dim=2)", lambda: x23.sort(dim=2), lambda: t23.sort(dim=2), "sort", FOUND),
     ("unbind(2)", lambda: x23.unbind(2), lambda: t23.unbind(2), "unbind", FOUND),
+    ("reshape() of a 0-d tensor", lambda: minigrad.tensor(1.0).reshape(), lambda: T.tensor(1.0).reshape(),
+     "reshape", FOUND),
+    ("cat(dim=3)", lambda: minigrad.cat([x23, x23], dim=3), lambda: T.cat([t23, t23], dim=3), "cat", FOUND),
+    ("stack(dim=4)", lambda: minigrad.stack([x23, x23], dim=4), lambda: T.stack([t23, t23], dim=4), "stack", FOUND),
+    ("expand(3, 3) of (2, 3)", lambda: x23.expand(3, 3), lambda: t23.expand(3, 3), "expand", FOUND),
+    ("expand(-1, 2, 3)", lambda: x23.expand(-1, 2, 3), lambda: t23.expand(-1, 2, 3), "expand", FOUND),
+    ("expand(3) of (2, 3)", lambda: x23.expand(3), lambda: t23.expand(3), "expand", FOUND),
+    ("tensor('abc')", lambda: minigrad.tensor("abc"), lambda: T.tensor("abc"), "tensor", FOUND),
+    ("tensor(['a', 'b'])", lambda: minigrad.tensor(["a", "b"]), lambda: T.tensor(["a", "b"]), "tensor", FOUND),
+    ("tensor of ragged lists", lambda: minigrad.tensor([[1, 2], [3]]), lambda: T.tensor([[1, 2], [3]]), "tensor",
+     FOUND),
+    ("zeros() without a size", lambda: minigrad.zeros(), lambda: T.zeros(), "zeros", FOUND),
+    ("index 5 of size 2", lambda: x23[5], lambda: t23[5], "index", GUARD),
+    ("backward() of a non-scalar", lambda: (minigrad.randn(3, requires_grad=True) * 2).backward(),
+     lambda: (T.randn(3, requires_grad=True) * 2).backward(), "backward", GUARD),
+    ("masked_fill with an int mask", lambda: minigrad.randn(2).masked_fill(minigrad.tensor([1, 0]), 0.0),
+     None, "masked_fill", GUARD),
     # creation
     ("zeros(-1, 3)", lambda: minigrad.zeros(-1, 3), lambda: T.zeros(-1, 3), "zeros", ISSUE),
     ("ones(2.5)", lambda: minigrad.ones(2.5), lambda: T.ones(2.5), "ones", ISSUE),
@@ -198,6 +216,19 @@ PROBES = [
     ("nn.Linear(-1, 2)", lambda: nn.Linear(-1, 2), lambda: T.nn.Linear(-1, 2), "empty", FOUND),
     ("nn.Linear(2.5, 2)", lambda: nn.Linear(2.5, 2), lambda: T.nn.Linear(2.5, 2), "empty", FOUND),
     ("nn.Embedding(-1, 2)", lambda: nn.Embedding(-1, 2), lambda: T.nn.Embedding(-1, 2), "empty", FOUND),
+    ("nn.Sequential(3)", lambda: nn.Sequential(3), lambda: T.nn.Sequential(3), "Sequential", FOUND),
+    ("nn.LSTM(num_layers=0)", lambda: nn.LSTM(3, 4, num_layers=0), lambda: T.nn.LSTM(3, 4, num_layers=0), "LSTM",
+     GUARD),
+    ("nn.LSTM(dropout=2)", lambda: nn.LSTM(3, 4, dropout=2), lambda: T.nn.LSTM(3, 4, dropout=2), "LSTM", GUARD),
+    ("nn.Dropout(1.5)", lambda: nn.Dropout(1.5), lambda: T.nn.Dropout(1.5), "Dropout", GUARD),
+    ("nn.MultiheadAttention(10, 3)", lambda: nn.MultiheadAttention(10, 3), lambda: T.nn.MultiheadAttention(10, 3),
+     "MultiheadAttention", GUARD),
+    ("nn.Embedding id out of range", lambda: nn.Embedding(4, 2)(minigrad.tensor([5])),
+     lambda: T.nn.Embedding(4, 2)(T.tensor([5])), "embedding", GUARD),
+    ("F.cross_entropy target out of range", lambda: F.cross_entropy(minigrad.randn(2, 3), minigrad.tensor([0, 5])),
+     lambda: T.nn.functional.cross_entropy(T.randn(2, 3), T.tensor([0, 5])), "cross_entropy", GUARD),
+    ("load_state_dict of wrong shapes", lambda: nn.Linear(3, 2).load_state_dict({"weight": minigrad.zeros(2, 2)}),
+     lambda: T.nn.Linear(3, 2).load_state_dict({"weight": T.zeros(2, 2)}), "load_state_dict", GUARD),
     # optimizers and schedulers
     ("Adam(lr=nan)", lambda: optim.Adam([_param()], lr=math.nan), lambda: T.optim.Adam(_tparam(), lr=math.nan),
      "Adam", ISSUE),
@@ -250,6 +281,12 @@ PROBES = [
     # save
     ("save onto a directory", _save_into(os.path.dirname(os.path.abspath(__file__))), None, "minigrad.save", ISSUE),
     ("save under a file", _save_into(os.path.abspath(__file__) + "/checkpoint.npz"), None, "minigrad.save", FOUND),
+    ("load a missing file", lambda: minigrad.load(os.path.abspath(__file__) + ".missing.npz"), None, "minigrad.load",
+     GUARD),
+    ("load a directory", lambda: minigrad.load(os.path.dirname(os.path.abspath(__file__))), None, "minigrad.load",
+     GUARD),
+    ("load a file that is not a checkpoint", lambda: minigrad.load(os.path.abspath(__file__)), None, "minigrad.load",
+     GUARD),
     # text
     ("Vocab.decode([-1])", lambda: v.decode([-1]), None, "Vocab.decode", ISSUE),
     ("Vocab.decode([99])", lambda: v.decode([99]), None, "Vocab.decode", ISSUE),
@@ -316,9 +353,20 @@ def test_probe_raises_a_named_error_of_pytorchs_type(name, ours, theirs, op, sou
 
 
 def test_the_probes_cover_the_issue_and_more():
-    issue = sum(p[4] == ISSUE for p in PROBES)
-    found = sum(p[4] == FOUND for p in PROBES)
+    issue, found = (sum(p[4] == source for p in PROBES) for source in (ISSUE, FOUND))
     assert issue >= 40 and found > issue, (issue, found)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write into a read-only folder")
+def test_save_into_a_read_only_folder_names_the_checkpoint(tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        expect_refusal(_save_into(str(folder / "model.npz")), None, "model.npz")
+        assert list(folder.iterdir()) == []                      # no temporary file left behind
+    finally:
+        folder.chmod(0o700)
 
 
 def test_nltk_refuses_an_empty_corpus_too():
@@ -349,6 +397,17 @@ def test_tensor_grad_is_read_at_the_optimizer_boundary_as_pytorch_uses_it():
         their_clip.grad = torch.full(their_clip.shape, 3.0)
         np.testing.assert_allclose(float(total), float(torch.nn.utils.clip_grad_norm_([their_clip], 1.0)), rtol=1e-6)
         np.testing.assert_allclose(clip.grad, their_clip.grad.numpy(), rtol=1e-5)
+
+
+def test_gradcheck_still_passes_what_has_nothing_to_hide():
+    """The refusals do not catch honest checks: an input with no elements, a zero gradient that finite
+    differences confirm exactly (relu below 0), an unused input beside a used one."""
+    empty = minigrad.zeros(0, 3, dtype=minigrad.float64, requires_grad=True)
+    assert minigrad.gradcheck(lambda a: a.split(2, 0), (empty,))
+    negative = -1 - minigrad.rand(2, 3, dtype=minigrad.float64)
+    assert minigrad.gradcheck(lambda a: a.relu(), (negative.requires_grad_(),))
+    x, y = (minigrad.randn(2, dtype=minigrad.float64, requires_grad=True) for _ in range(2))
+    assert minigrad.gradcheck(lambda a, b: a * 2 + 0 * b, (x, y))
 
 
 def test_a_view_is_a_view_and_contiguous_makes_one_possible():
