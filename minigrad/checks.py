@@ -2,12 +2,14 @@
 
     dim(op, dim, ndim)                 one dimension index -> the same, counted from 0
     dims(op, dims, ndim)               None, an int, or a tuple of distinct dims -> checked
+    reduction_of_empty(op, t, dim, error)      max() / argmax() of an empty tensor
     sizes(op, shape)                   the sizes of a new tensor: ints >= 0 that fit in memory
-    reshape_sizes(op, shape, numel)    a target shape for reshape/view: ints >= 0 and at most one -1
+    reshape_sizes(op, shape, old)      a target shape for reshape/view of shape old: ints >= 0, at most one -1
     positive_int(op, name, value)      a count that must be >= 1 (batch_size, seq_len, ...)
     non_negative_int(op, name, value)  a count that may be 0 (max_size, num_merges, ...)
     floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
-    hyper_parameter(name, value, low, high)    an optimizer's number, in PyTorch's words
+    hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
+    text(op, value) / tokens(op, value)        a str / a list of str tokens (never a str itself)
     grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
@@ -34,7 +36,8 @@ def dim(op, dim, ndim):
     top = max(ndim, 1)
     if not -top <= dim < top:
         raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-top}, {top - 1}], but got "
-                         f"{dim}) for a tensor with {ndim} dimensions; count dims from 0, or from the end with -1")
+                         f"{dim}): there is no dim {dim} in a tensor of {ndim} dimensions; count dims from 0, or "
+                         "from the end with -1")
     return dim % top
 
 
@@ -51,12 +54,20 @@ def dims(op, dims, ndim):
     return checked
 
 
+def reduction_of_empty(op, tensor, dim, error):
+    """max() / argmax() over all of an empty tensor has no answer: PyTorch raises ``error`` there."""
+    if dim is None and tensor.numel() == 0:
+        raise error(f"{op}(): Expected reduction dim to be specified for input.numel() == 0: the tensor is empty "
+                    f"(shape {tensor.shape}); give dim=, or check the tensor is not empty")
+
+
 def sizes(op, shape):
     """The sizes of a new tensor (a tuple of ints >= 0), refused as PyTorch refuses them."""
     for size in shape:
         if not _is_int(size):
             raise TypeError(f"{op}: sizes must be ints, got {size!r} ({type(size).__name__}) in {tuple(shape)}; "
                             f"for a size computed as a float use int(...)")
+    for size in shape:
         if size < 0:
             raise RuntimeError(f"{op}: Trying to create tensor with negative dimension {size}: {list(shape)}; "
                                "every size must be >= 0")
@@ -72,11 +83,13 @@ def allocation_error(op, shape, error):
                         f"{error}; use smaller sizes")
 
 
-def reshape_sizes(op, shape, numel):
-    """A target shape for ``numel`` elements: ints >= 0 and at most one -1 (which is inferred)."""
-    for index, size in enumerate(shape):
+def reshape_sizes(op, shape, old):
+    """A target shape for a tensor of shape ``old``: ints >= 0 and at most one -1 (which is inferred)."""
+    numel = math.prod(old)
+    for size in shape:
         if not _is_int(size):
             raise TypeError(f"{op}: sizes must be ints, got {size!r} ({type(size).__name__}) in {tuple(shape)}")
+    for index, size in enumerate(shape):
         if size < -1:
             raise RuntimeError(f"{op}: invalid shape dimension {size} at index {index} of shape {list(shape)}; "
                                "sizes are >= 0, with at most one -1 to infer")
@@ -88,10 +101,12 @@ def reshape_sizes(op, shape, numel):
             raise RuntimeError(f"{op}: cannot reshape tensor of {numel} elements into shape {list(shape)} because "
                                "the unspecified dimension size -1 can be any value and is ambiguous")
         if numel % known:
-            raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel}")
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}: a tensor of shape "
+                               f"{tuple(old)} has {numel} elements, which the known sizes cannot divide")
     elif known != numel:
-        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel}; the sizes must "
-                           f"multiply to {numel} (use -1 for one size to infer it)")
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}: a tensor of shape "
+                           f"{tuple(old)} has {numel} elements, so the sizes {tuple(shape)} must multiply to {numel} "
+                           "(use -1 for one size to infer it)")
     return tuple(int(size) for size in shape)
 
 
@@ -118,16 +133,38 @@ def floating_input(op, error, input, weight):
                     f"input (x.float()), or, for token ids, look them up first (nn.Embedding)")
 
 
-def hyper_parameter(name, value, low=0.0, high=math.inf, high_open=False):
-    """``low <= value <= high`` (``< high`` when high_open), in PyTorch's words: "Invalid learning rate: -1".
-    NaN is refused (PyTorch's SGD lets a NaN lr through; every step would then make the weights NaN)."""
-    words = {"lr": "learning rate", "eps": "epsilon value"}.get(name, f"{name} value")
+def hyper_parameter(op, name, value, low=0, high=math.inf, high_open=False, words=None):
+    """``low <= value <= high`` (``< high`` when high_open), in PyTorch's words ("Adam: Invalid learning
+    rate: -1").  NaN is refused everywhere (PyTorch's SGD lets a NaN lr through: every step then makes
+    the weights NaN)."""
+    words = words or {"lr": "learning rate", "eps": "epsilon value"}.get(name, f"{name} value")
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"Invalid {words}: {value!r} (a number is needed, got {type(value).__name__})")
+        raise TypeError(f"{op}: Invalid {words}: {value!r} ({name} must be a number, got {type(value).__name__})")
     above = value >= high if high_open else value > high
     if math.isnan(value) or value < low or above:
         bound = f"[{low}, {high})" if high_open else f"[{low}, {high}]"
-        raise ValueError(f"Invalid {words}: {value} (must be in {bound})")
+        raise ValueError(f"{op}: Invalid {words}: {value} ({name} must be in {bound})")
+    return value
+
+
+def text(op, value):
+    """A str (of text to tokenize)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: expected a str of text, got {type(value).__name__}"
+                        + ("; to tokenize several texts, call it once per text" if isinstance(value, (list, tuple))
+                           else ""))
+    return value
+
+
+def tokens(op, value):
+    """A list (or tuple) of str tokens: a str itself would be read one character per token."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"{op}: expected a list of tokens, got {type(value).__name__} {str(value)[:40]!r}; tokenize "
+                        "the text first (WordTokenizer().tokenize(text), or list(text) for characters)")
+    for token in value:
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"{op}: every token must be a non-empty str, got {token!r}; an empty token comes "
+                             "from text.split(' '): use text.split() or a tokenizer")
     return value
 
 

@@ -11,9 +11,11 @@
 The random ones draw from the backend's seeded generator, so the same seed
 gives the same numbers on every device.
 """
+import math
+
 import numpy
 
-from . import backend
+from . import backend, checks
 from .torch_compat import arguments
 from . import functions as fn
 from .tensor import Tensor, get_default_dtype, int64
@@ -22,14 +24,34 @@ from .tensor import Tensor, get_default_dtype, int64
 def tensor(data, requires_grad=False, dtype=None, device=None):
     """A new leaf tensor holding a copy of ``data``: a number (a 0-d tensor), nested list, NumPy/CuPy
     array or Tensor.  Python floats become the default dtype; arrays keep theirs unless ``dtype`` is given."""
-    return Tensor._new_leaf(data, requires_grad, dtype, device)
+    try:
+        leaf = None if isinstance(data, (dict, set)) else Tensor._new_leaf(data, requires_grad, dtype, device)
+    except ValueError as error:
+        if "inhomogeneous" not in str(error):
+            raise
+        raise ValueError(f"tensor: the nested lists are ragged (rows of different lengths), so they are not a "
+                         f"tensor: pad them first (minigrad.text.pad_batch) ({error})") from None
+    if leaf is None or leaf.dtype.kind in "USO":          # strings and objects are not numbers (as torch)
+        error = TypeError if isinstance(data, (str, bytes, dict, set)) else ValueError     # torch's two types
+        raise error(f"tensor: invalid data type {type(data).__name__} ({str(data)[:40]!r}); give numbers, "
+                        "nested lists of numbers or an array of numbers (token ids: vocab.encode(tokens) first)")
+    return leaf
 
 
-def _new(make, shape, dtype, device, requires_grad):
+def _new(op, make, shape, dtype, device, requires_grad):
     """A leaf holding make(xp, sizes, dtype, device), a new array (wrapped as it is: no copy)."""
     device = backend.normalize_device(device)
     dtype = get_default_dtype() if dtype is None else numpy.dtype(dtype)
-    data = make(backend.get_module(device), arguments.sizes(shape), dtype, device)
+    if not shape:
+        raise TypeError(f"{op}() missing the size: give the sizes ({op}(2, 3) or {op}((2, 3))), or {op}(()) for a "
+                        "0-d tensor")
+    shape = checks.sizes(op, arguments.sizes(shape))
+    try:
+        data = make(backend.get_module(device), shape, dtype, device)
+    except (MemoryError, ValueError) as error:       # NumPy: MemoryError, or "array is too big"
+        if isinstance(error, ValueError) and "too big" not in str(error):
+            raise
+        raise checks.allocation_error(op, shape, error) from None
     return _leaf(data, requires_grad)
 
 
@@ -39,27 +61,27 @@ def _leaf(new_array, requires_grad):
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False):
-    return _new(lambda xp, s, d, dev: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
+    return _new("zeros", lambda xp, s, d, dev: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def ones(*shape, dtype=None, device=None, requires_grad=False):
-    return _new(lambda xp, s, d, dev: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
+    return _new("ones", lambda xp, s, d, dev: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None and isinstance(fill_value, (bool, int)) and not isinstance(fill_value, float):
         dtype = numpy.dtype(type(fill_value)) if isinstance(fill_value, bool) else int64
-    return _new(lambda xp, s, d, dev: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
+    return _new("full", lambda xp, s, d, dev: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad)
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
     """Uniform on [0, 1); reproducible under ``manual_seed``."""
-    return _new(lambda xp, s, d, dev: backend.random_uniform(s, d, dev), shape, dtype, device, requires_grad)
+    return _new("rand", lambda xp, s, d, dev: backend.random_uniform(s, d, dev), shape, dtype, device, requires_grad)
 
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):
     """Standard normal; reproducible under ``manual_seed``."""
-    return _new(lambda xp, s, d, dev: backend.random_normal(s, d, dev), shape, dtype, device, requires_grad)
+    return _new("randn", lambda xp, s, d, dev: backend.random_normal(s, d, dev), shape, dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None):
@@ -68,13 +90,28 @@ def randint(low, high=None, size=None, *, dtype=None, device=None):
     Reproducible under ``manual_seed``."""
     if size is None:
         low, high, size = 0, low, high
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint: size must be a tuple of ints, got {size!r}; write randint(high, (n,)) or "
+                        "randint(low, high, (n,))")
+    size = checks.sizes("randint", size)
+    if not low < high:
+        raise RuntimeError(f"randint: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}; "
+                           "the integers are drawn from [low, high)")
     device = backend.normalize_device(device)
-    return Tensor(backend.random_integers(low, high, tuple(size), device), dtype=dtype, device=device)
+    return Tensor(backend.random_integers(low, high, size, device), dtype=dtype, device=device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end} with step {step}; the bounds and step "
+                           "must be finite")
+    if step == 0:
+        raise RuntimeError(f"arange: step must be nonzero, got arange({start}, {end}, {step})")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign: arange({start}, "
+                           f"{end}, {step}) would be empty; use a step of the other sign")
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if floats else int64
@@ -98,11 +135,15 @@ def ones_like(input, dtype=None, device=None, requires_grad=False):
 
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension."""
+    if tensors and isinstance(tensors[0], Tensor):
+        dim = checks.dim("cat", dim, tensors[0].ndim)
     return fn.Cat.apply(dim, *tensors)
 
 
 def stack(tensors, dim=0):
     """Join tensors along a new dimension."""
+    if tensors and isinstance(tensors[0], Tensor):
+        dim = checks.dim("stack", dim, tensors[0].ndim + 1)          # the new dim goes in [-ndim - 1, ndim]
     return fn.Stack.apply(dim, *tensors)
 
 
@@ -117,11 +158,12 @@ def where(condition, input, other):
 
 def empty(*shape, dtype=None, device=None, requires_grad=False):
     """A tensor for a layer to fill with its initialisation (zero-filled here, so never garbage)."""
-    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _new("empty", lambda xp, s, d, dev: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from start to end, both included."""
+    checks.sizes("linspace", (steps,))                         # the number of steps: an int >= 0
     device = backend.normalize_device(device)
     return _leaf(backend.get_module(device).linspace(start, end, steps, dtype=dtype or get_default_dtype()),
                  requires_grad)
@@ -129,6 +171,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The (n, m) identity matrix (m = n by default)."""
+    checks.sizes("eye", (n,) if m is None else (n, m))
     device = backend.normalize_device(device)
     return _leaf(backend.get_module(device).eye(n, n if m is None else m, dtype=dtype or get_default_dtype()),
                  requires_grad)
@@ -136,6 +179,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def randperm(n, dtype=None, device=None):
     """A random permutation of 0..n-1 (int64), reproducible under ``manual_seed``."""
+    checks.sizes("randperm", (n,))
     device = backend.normalize_device(device)
     order = backend.host_generator().permutation(n)
     return Tensor(order, dtype=dtype or "int64", device=device)
@@ -160,7 +204,7 @@ def normal(mean, std, size, *, dtype=None, device=None, requires_grad=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         raise NotImplementedError("minigrad.normal(mean, std, size): mean and std must be numbers here; for "
                                   "tensors write mean + std * minigrad.randn_like(mean)")
-    return _new(lambda xp, s, d, dev: backend.random_normal(s, d, dev, mean, std), size, dtype, device,
+    return _new("normal", lambda xp, s, d, dev: backend.random_normal(s, d, dev, mean, std), size, dtype, device,
                 requires_grad)
 
 

@@ -38,7 +38,7 @@ copied to the host as Python lists.
 """
 from collections import namedtuple
 
-from . import backend
+from . import backend, checks
 from .autograd import no_grad
 from .tensor import Tensor, int64
 
@@ -129,6 +129,7 @@ def greedy(decoder, state, start, max_len, eos=None):
     Returns (sequences, log_probs): N lists of generated ids (eos included,
     start excluded) and N floats, each the sum of the chosen tokens' log-probabilities.
     """
+    checks.non_negative_int("greedy", "max_len", max_len)
     return _generate(decoder, state, start, max_len, eos, pick=None)
 
 
@@ -147,7 +148,8 @@ def sample(decoder, state, start, max_len, eos=None, temperature=1.0, top_k=None
     samples.  Returns (sequences, log_probs) as ``greedy``; the
     log-probabilities are the model's own (before temperature/top-k/top-p).
     """
-    if temperature < 0:
+    checks.non_negative_int("sample", "max_len", max_len)
+    if not temperature >= 0:
         raise ValueError(f"sample: temperature must be >= 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise ValueError(f"sample: top_k must be >= 1, got {top_k}")
@@ -261,6 +263,9 @@ def beam_search(decoder, state, start, beam_size, max_len, eos, n_best=1, length
     trace for ``plot_beam_tree``: one dict per step with (N, K) arrays
     "parent" (beam it extends), "token", "log_prob" and "finished".
     """
+    checks.positive_int("beam_search", "beam_size", beam_size)
+    checks.positive_int("beam_search", "n_best", n_best)
+    checks.non_negative_int("beam_search", "max_len", max_len)
     if n_best > beam_size:
         raise ValueError(f"beam_search: n_best={n_best} must be <= beam_size={beam_size}")
     with no_grad():

@@ -7,7 +7,7 @@ import math
 import warnings
 
 from .torch_compat import absent
-from . import backend
+from . import backend, checks
 from .torch_compat.arguments import array_of
 from . import functions as fn
 from .creation import cat, stack, where  # noqa: F401  (re-exported for F.cat etc.)
@@ -34,19 +34,19 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
     dtype: cast the input first (as torch)."""
     input = input if dtype is None else input.type(dtype)
-    return fn.Softmax.apply(input, _softmax_dim("softmax", input, dim, _stacklevel))
+    return input.softmax(_softmax_dim("softmax", input, dim, _stacklevel))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) over ``dim``, computed stably."""
     input = input if dtype is None else input.type(dtype)
-    return fn.LogSoftmax.apply(input, _softmax_dim("log_softmax", input, dim, _stacklevel))
+    return input.log_softmax(_softmax_dim("log_softmax", input, dim, _stacklevel))
 
 
 def _softmax_dim(name, x, dim, stacklevel):
     """torch's implicit choice when dim is omitted: 0 for 0-, 1- and 3-dimensional inputs, else 1."""
     if dim is not None:
-        return dim
+        return checks.dim(name, dim, x.ndim)
     dim = 0 if x.ndim in (0, 1, 3) else 1
     warnings.warn(f"{name}: implicit dimension choice (dim={dim}, as torch does) is deprecated; "
                   "pass dim= explicitly", stacklevel=stacklevel)
@@ -68,6 +68,7 @@ def gelu(input, approximate="none"):
 def linear(input, weight, bias=None):
     """y = x W^T + b,  x (..., in_features), W (out_features, in_features), b (out_features,)."""
     x = input
+    checks.floating_input("linear", RuntimeError, x, weight)      # int64 ids: PyTorch raises RuntimeError too
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(
             f"linear: input of shape {x.shape} has {x.shape[-1]} features in its last dimension, "

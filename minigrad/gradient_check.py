@@ -111,7 +111,7 @@ def _refuse_low_precision(what, dtype):
 class _Objective:
     """L(x) = sum_k <v_k, y_k(x)>, with v_k drawn once from a seeded generator."""
 
-    def __init__(self, fn, args, seed):
+    def __init__(self, fn, args, seed, checked_elements=1):
         self.fn, self.args = fn, args
         self.rng_state = backend.host_generator().bit_generator.state
         outputs = self._call()
@@ -125,7 +125,8 @@ class _Objective:
             else:                   # integer outputs (argmax indices) carry no gradient
                 self.upstream.append(None)
         self.outputs = outputs
-        if not any(v is not None and out.requires_grad for out, v in zip(outputs, self.upstream)):
+        # inputs with no elements have nothing to compare either way; any other must reach an output
+        if checked_elements and not any(v is not None and out.requires_grad for out, v in zip(outputs, self.upstream)):
             kinds = ", ".join(type(out).__name__ if not isinstance(out, Tensor) else
                               f"Tensor({out.dtype}, requires_grad={out.requires_grad})" for out in outputs)
             raise GradcheckError(None, (
@@ -180,7 +181,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     for _, tensor in named:
         tensor.grad = None
     try:
-        objective = _Objective(fn, args, seed)
+        objective = _Objective(fn, args, seed, sum(t.numel() for _, t in named))
         objective.backward()
         analytic = [numpy.zeros(t.shape) if t.grad is None else backend.to_numpy(t.grad) for _, t in named]
     finally:
@@ -217,10 +218,10 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
         del row["failing"], row["nonfinite"]
         if not analytic_nonzero and (plus != minus).any():     # vacuous: the graph never reached x
             row["status"] = "FAIL"
-            row["note"] = (row["note"] + " " if row["note"] else "") + (f"the analytic gradient is identically zero but finite differences are not (max |numeric| "
-                           f"= {float(abs(plus - minus).max() / (2 * eps)):.3g}): fn's output does not reach "
-                           "this input through the graph (.item(), .numpy(), detach(), or a Tensor rebuilt from "
-                           "raw data?)")
+            vacuous = (f"the analytic gradient is identically zero but finite differences are not (max |numeric| "
+                       f"= {float(abs(plus - minus).max() / (2 * eps)):.3g}): fn's output does not reach this input "
+                       "through the graph (.item(), .numpy(), detach(), or a Tensor rebuilt from raw data?)")
+            row["note"] = (row["note"] + " " if row["note"] else "") + vacuous
         if fast_mode:
             row["shape"], row["worst_index"] = tuple(tensor.shape), "direction"
         rows.append(row)

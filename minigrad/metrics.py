@@ -4,10 +4,11 @@ Logarithms are natural logs throughout: a perplexity is exp(mean negative
 log-likelihood per token, in nats).
 """
 import math
+import numbers
 import sys
 from collections import Counter
 
-from . import backend
+from . import backend, checks
 from .torch_compat.arguments import array_of
 from .tensor import Tensor
 from .text.vocab import BOS, EOS, PAD_IDX, UNK
@@ -17,6 +18,9 @@ from .text.vocab import BOS, EOS, PAD_IDX, UNK
 
 def perplexity_from_nll(total_nll, n_tokens):
     """exp(total negative log-likelihood / number of tokens), the log being natural."""
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, numbers.Real) or not n_tokens > 0:
+        raise ValueError(f"perplexity_from_nll: n_tokens must be a count > 0, got {n_tokens!r} (no tokens have no "
+                         "perplexity)")
     # BEGIN SOLUTION
     # HINT: the log-likelihoods are natural logs (nats): undo the log with the same base
     return math.exp(float(total_nll) / n_tokens)
@@ -64,20 +68,40 @@ def perplexity(log_probs, targets, pad=_UNSET, *, ignore_index=_UNSET):
 
 def accuracy(predictions, targets, ignore_index=None):
     """Fraction of correct predictions.  predictions: class ids (N,) or scores (N, C) (argmax taken)."""
-    p, t = array_of(predictions), array_of(targets)
+    p, t = _predicted_classes("accuracy", predictions, targets)
     xp = backend.array_module(p, t)
-    if p.ndim == t.ndim + 1:
-        p = xp.argmax(p, axis=-1)
     keep = xp.ones(t.shape, dtype=bool) if ignore_index is None else t != ignore_index
-    return float((keep & (p == t)).sum()) / max(int(keep.sum()), 1)
+    if not keep.any():
+        raise ValueError(f"accuracy: no target to score ({t.size} targets"
+                         + (f", all equal to ignore_index={ignore_index})" if t.size else ")"))
+    return float((keep & (p == t)).sum()) / int(keep.sum())
+
+
+def _predicted_classes(op, predictions, targets):
+    """(predicted class ids, targets) of one shape: scores (..., C) become their argmax."""
+    p, t = array_of(predictions), array_of(targets)
+    if not hasattr(p, "shape") or not hasattr(t, "shape"):
+        raise TypeError(f"{op}: predictions and targets must be Tensors or arrays, got {type(p).__name__} and "
+                        f"{type(t).__name__}")
+    if p.ndim == t.ndim + 1:
+        p = backend.array_module(p).argmax(p, axis=-1)
+    if p.shape != t.shape:
+        raise ValueError(f"{op}: predictions of shape {tuple(array_of(predictions).shape)} do not match targets of "
+                         f"shape {tuple(t.shape)}; give class ids of the targets' shape, or scores with one more "
+                         "(last) dimension of classes")
+    return p, t
 
 
 def confusion_matrix(predictions, targets, num_classes):
     """int64 Tensor (C, C): entry [i, j] counts examples of true class i predicted as j."""
-    p, t = array_of(predictions), array_of(targets)
+    checks.positive_int("confusion_matrix", "num_classes", num_classes)
+    p, t = _predicted_classes("confusion_matrix", predictions, targets)
     xp = backend.array_module(p, t)
-    if p.ndim == t.ndim + 1:
-        p = xp.argmax(p, axis=-1)
+    for name, ids in (("target", t), ("prediction", p)):
+        bad = (ids < 0) | (ids >= num_classes)
+        if bool(bad.any()):
+            raise ValueError(f"confusion_matrix: {name} class {ids[bad].reshape(-1)[0]} is not in 0..{num_classes - 1} "
+                             f"(num_classes={num_classes}); pass the number of classes")
     cells = t.reshape(-1).astype("int64") * num_classes + p.reshape(-1).astype("int64")
     counts = xp.bincount(cells, minlength=num_classes * num_classes)
     return Tensor._from_array(counts.reshape(num_classes, num_classes).astype("int64"))
@@ -156,8 +180,7 @@ def corpus_bleu(list_of_references, hypotheses, weights=(0.25, 0.25, 0.25, 0.25)
     ``effective_order=True`` averages only the orders the hypotheses have; a
     precision still 0 after smoothing makes the score 0.  Weights must be uniform.
     """
-    if len(list_of_references) != len(hypotheses):
-        raise ValueError(f"corpus_bleu: {len(hypotheses)} hypotheses but {len(list_of_references)} reference lists")
+    _check_bleu_inputs(list_of_references, hypotheses, weights)
     if style == "sacrebleu":
         return _sacrebleu(list_of_references, hypotheses, weights, "exp" if smoothing is None else smoothing,
                           smooth_value, effective_order)
@@ -190,6 +213,23 @@ def sentence_bleu(references, hypothesis, weights=(0.25, 0.25, 0.25, 0.25), smoo
         effective_order = style == "sacrebleu"
     return corpus_bleu([references], [hypothesis], weights, smoothing, style=style,
                        effective_order=effective_order, **options)
+
+
+def _check_bleu_inputs(list_of_references, hypotheses, weights):
+    """Refuse what BLEU cannot score: no sentences, a str where a token list belongs (it would be read one
+    character per token), a hypothesis without references, weights that are not numbers >= 0."""
+    if len(list_of_references) != len(hypotheses):
+        raise ValueError(f"corpus_bleu: {len(hypotheses)} hypotheses but {len(list_of_references)} reference lists")
+    if not hypotheses:
+        raise ValueError("corpus_bleu: no hypotheses to score (an empty corpus has no BLEU)")
+    for number, (references, hypothesis) in enumerate(zip(list_of_references, hypotheses)):
+        if isinstance(hypothesis, str) or isinstance(references, str) or not len(references) \
+                or any(isinstance(reference, str) for reference in references):
+            raise TypeError(f"corpus_bleu: sentence {number} must be a token list with a non-empty list of "
+                            f"reference token lists, got {hypothesis!r:.40} and {references!r:.60}; split strings "
+                            "into tokens first")
+    if not len(weights) or not all(isinstance(w, numbers.Real) and w >= 0 for w in weights) or not sum(weights) > 0:
+        raise ValueError(f"BLEU: weights must be one number >= 0 per n-gram order, not all 0, got {tuple(weights)}")
 
 
 def _corpus_counts(list_of_references, hypotheses, N, count):

@@ -20,6 +20,7 @@ mid-save leaves the previous checkpoint whole.  As in PyTorch, ``f`` may also be
 an open binary file object (``io.BytesIO()``, ``open(name, "wb")``): then the
 checkpoint is written into it at its position, and the caller owns the file.
 """
+import errno
 import json
 import os
 import zipfile
@@ -88,11 +89,19 @@ def save(obj, f):
     arrays = {}
     tree = _split(obj, "", arrays)
     arrays[TREE] = numpy.array(json.dumps(tree))              # a 0-d unicode array, not an object
-    if hasattr(f, "write"):
+    if hasattr(f, "write"):                                  # an open binary file object: the caller's
         numpy.savez(f, **arrays)
         return
-    with atomic_write(os.fspath(f), "wb") as file:           # the old file or the new, never half
-        numpy.savez(file, **arrays)
+    path = os.fspath(f)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, f"minigrad.save: {path!r} is a directory; give a file path such as "
+                                f"{os.path.join(path, 'checkpoint.npz')!r}")
+    try:
+        with atomic_write(path, "wb") as file:               # the old file or the new, never half
+            numpy.savez(file, **arrays)
+    except OSError as error:                                 # its message names only the temporary file
+        raise OSError(error.errno, f"minigrad.save: cannot write the checkpoint {path!r}: {error.strerror or error} "
+                                   "(is its folder writable, and is there space?)") from error
 
 
 def load(f, map_location=None, *, device=None):
@@ -117,6 +126,9 @@ def load(f, map_location=None, *, device=None):
         path = f = os.fspath(f)
         if not os.path.exists(path):
             raise FileNotFoundError(f"minigrad.load: no checkpoint file at {path!r}")
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, f"minigrad.load: {path!r} is a directory; give the checkpoint "
+                                    f"file's path, such as {os.path.join(path, 'checkpoint.npz')!r}")
         with open(path, "rb") as file:
             head = file.read(6)
     if not head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):   # a zip (.npz) or a .npy

@@ -29,7 +29,7 @@ import numbers
 
 import numpy
 
-from . import autograd, backend, composed, dtypes, in_place
+from . import autograd, backend, checks, composed, dtypes, in_place
 from . import functions as fn
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
@@ -574,9 +574,15 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         return fn.MaskedFill.apply(self, mask, value)
 
     def softmax(self, dim=-1):
+        dim = checks.dim("softmax", dim, self.ndim)
+        if not self.ndim:                                   # one value: softmax 1, as torch
+            return fn.Softmax.apply(self.reshape(1), 0).reshape(())
         return fn.Softmax.apply(self, dim)
 
     def log_softmax(self, dim=-1):
+        dim = checks.dim("log_softmax", dim, self.ndim)
+        if not self.ndim:
+            return fn.LogSoftmax.apply(self.reshape(1), 0).reshape(())
         return fn.LogSoftmax.apply(self, dim)
 
     def sin(self):
@@ -616,21 +622,27 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     # the reductions also take NumPy's names axis= and keepdims=, as torch does (arguments.numpy_aliases)
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         dim, keepdim = arguments.numpy_aliases("sum", dim, keepdim, axis, keepdims)
+        checks.dims("sum", dim, self.ndim)
         return fn.Sum.apply(self, dim, keepdim)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         dim, keepdim = arguments.numpy_aliases("mean", dim, keepdim, axis, keepdims)
+        checks.dims("mean", dim, self.ndim)
         return fn.Mean.apply(self, dim, keepdim)
 
     def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Largest values over ``dim``; ties share the gradient equally (as torch.amax)."""
         dim, keepdim = arguments.numpy_aliases("amax", dim, keepdim, axis, keepdims)
+        checks.dims("amax", dim, self.ndim)
         return fn.Max.apply(self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """max() -> the largest value (ties share the gradient);  max(dim) -> (values, indices), the
         first index of the largest value, as in PyTorch."""
         dim, keepdim = arguments.numpy_aliases("max", dim, keepdim, axis, keepdims)
+        checks.reduction_of_empty("max", self, dim, RuntimeError)
+        if not isinstance(dim, Tensor):
+            checks.dims("max", dim, self.ndim)
         if dim is None:
             return fn.Max.apply(self, None, False)
         if isinstance(dim, Tensor):                                 # max(other): elementwise, as torch
@@ -640,6 +652,8 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The int64 index of the largest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmax", dim, keepdim, axis, keepdims)
+        checks.reduction_of_empty("argmax", self, dim, IndexError)
+        checks.dims("argmax", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
     def any(self):
@@ -651,6 +665,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
         dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
+        checks.dims("amin", dim, self.ndim)
         if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
             return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
                                                     keepdims=keepdim))
@@ -659,12 +674,17 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
+        checks.reduction_of_empty("argmin", self, dim, IndexError)
+        checks.dims("argmin", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=False)
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """min() -> the smallest value;  min(dim) -> (values, indices), the first index of the smallest
         value (the gradient goes to it)."""
         dim, keepdim = arguments.numpy_aliases("min", dim, keepdim, axis, keepdims)
+        checks.reduction_of_empty("min", self, dim, RuntimeError)
+        if not isinstance(dim, Tensor):
+            checks.dims("min", dim, self.ndim)
         if dim is None:
             return self.amin()
         if isinstance(dim, Tensor):                                 # min(other): elementwise, as torch
@@ -674,6 +694,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
         dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
+        checks.dims("var", dim, self.ndim)
         correction = (1 if unbiased else 0) if correction is None else correction
         return composed.variance(self, dim, keepdim, correction)
 
@@ -684,57 +705,109 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def cumsum(self, dim=None, *, axis=None):
         """Running sums along dim: y_i = x_1 + ... + x_i."""
         dim, _ = arguments.numpy_aliases("cumsum", dim, False, axis, None, required=True)
+        dim = checks.dim("cumsum", dim, self.ndim)
+        if not self.ndim:                                   # a 0-d tensor is its own running sum
+            return fn.CumSum.apply(self.reshape(1), 0).reshape(())
         return fn.CumSum.apply(self, dim)
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
+        checks.dims("norm", dim, self.ndim)
         return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     # ------------------------------------------------------------------ shape
     def reshape(self, *shape):
-        return in_place.mark_view(self, fn.Reshape.apply(self, arguments.sizes(shape)))
+        """The same values in another shape (one size may be -1, inferred): a view when NumPy can
+        reshape without copying, else a copy (as torch.reshape)."""
+        if not shape:
+            raise TypeError("reshape() missing the shape: x.reshape(2, 3), x.reshape((2, 3)), or x.reshape(()) "
+                            "for a 0-d tensor")
+        shape = checks.reshape_sizes("reshape", arguments.sizes(shape), self.shape)
+        return in_place.mark_view(self, fn.Reshape.apply(self, shape))
 
-    view = reshape
+    def view(self, *shape):
+        """reshape that always shares storage, as PyTorch's: a view of a transposed, sliced or expanded
+        tensor that no reshaping can express without copying raises (use .reshape(...), or
+        .contiguous().view(...)).  A layer's own output is laid out as minigrad finds fastest, so
+        there (never on a view) a copy is made where PyTorch's contiguous output needs none."""
+        if not shape:
+            raise TypeError("view() missing the shape: x.view(2, 3), x.view((2, 3)), or x.view(()) for a 0-d tensor")
+        shape = checks.reshape_sizes("view", arguments.sizes(shape), self.shape)
+        result = in_place.mark_view(self, fn.Reshape.apply(self, shape))
+        if self._view_of is not None and result._view_of is None and self.numel() > 1:
+            raise RuntimeError(
+                f"view: view size is not compatible with input tensor's size and stride (at least one dimension "
+                f"spans across two contiguous subspaces). Use .reshape(...) instead. (The tensor of shape "
+                f"{self.shape} is a transposed, sliced or expanded view, so shape {shape} needs a copy; "
+                "x.contiguous().view(...) makes it explicit.)")
+        return result
 
     def flatten(self, start_dim=0, end_dim=-1):
         shape = self.shape
-        start, end = (start_dim % self.ndim, end_dim % self.ndim) if self.ndim else (0, 0)
+        start, end = checks.dim("flatten", start_dim, self.ndim), checks.dim("flatten", end_dim, self.ndim)
+        if start > end:
+            raise RuntimeError(f"flatten: start_dim={start_dim} comes after end_dim={end_dim} for a tensor of "
+                               f"{self.ndim} dimensions; flatten(start_dim, end_dim) needs start_dim <= end_dim")
+        if not self.ndim:
+            return self.reshape(1)
         return self.reshape(shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
     def permute(self, *dims):
-        return in_place.mark_view(self, fn.Permute.apply(self, arguments.sizes(dims)))
+        dims = arguments.sizes(dims)
+        if len(dims) != self.ndim:
+            raise RuntimeError(f"permute: number of dims don't match in permute: the tensor has {self.ndim} "
+                               f"dimensions, got dims={dims}; name each dimension once")
+        return in_place.mark_view(self, fn.Permute.apply(self, checks.dims("permute", dims, self.ndim)))
 
     def transpose(self, dim0, dim1):
         dims = list(range(self.ndim))
+        dim0, dim1 = checks.dim("transpose", dim0, self.ndim), checks.dim("transpose", dim1, self.ndim)
+        if not self.ndim:
+            return in_place.mark_view(self, fn.Permute.apply(self, ()))
         dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
         return in_place.mark_view(self, fn.Permute.apply(self, tuple(dims)))
 
     def unsqueeze(self, dim):
         shape = list(self.shape)
-        dim = dim if dim >= 0 else dim + len(shape) + 1
-        shape.insert(dim, 1)
+        shape.insert(checks.dim("unsqueeze", dim, self.ndim + 1), 1)     # dim in [-ndim - 1, ndim]
         return self.reshape(tuple(shape))
 
     def squeeze(self, dim=None):
         """Drop size-1 dimensions: all of them, or those among ``dim`` (an int or a tuple); others stay."""
         if dim is None:
             return self.reshape(tuple(n for n in self.shape if n != 1))
-        dims = {d % max(self.ndim, 1) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = checks.dims("squeeze", dim, self.ndim)
+        dims = {dims} if isinstance(dims, int) else set(dims)
         return self.reshape(tuple(n for d, n in enumerate(self.shape) if not (d in dims and n == 1)))
 
     def expand(self, *shape):
         """Broadcast to ``shape`` (-1 keeps a dimension); the backward sums over the copies."""
         shape = arguments.sizes(shape)
-        own = (1,) * (len(shape) - self.ndim) + self.shape
+        new = len(shape) - self.ndim
+        if new < 0 or -1 in shape[:new]:
+            raise RuntimeError(f"expand: the expanded size of the tensor ({list(shape)}) needs at least its "
+                               f"{self.ndim} dims, and -1 isn't allowed in a leading, new dimension (got {shape} for "
+                               f"shape {self.shape})")
+        own = (1,) * new + self.shape
         shape = tuple(o if s == -1 else s for s, o in zip(shape, own))
+        for index, (size, old) in enumerate(zip(shape, own)):
+            if old != 1 and size != old:
+                raise RuntimeError(f"expand: The expanded size of the tensor ({size}) must match the existing size "
+                                   f"({old}) at non-singleton dimension {index}.  Target sizes: {list(shape)}.  "
+                                   f"Tensor sizes: {list(self.shape)}")
         return in_place.mark_view(self, fn.Expand.apply(self, shape))
 
     def split(self, split_size, dim=0):
         """Pieces of split_size along dim (the last shorter), or of the sizes in a list split_size."""
+        dim = checks.dim("split", dim, self.ndim)
+        if isinstance(split_size, int) and split_size <= 0 and not (split_size == 0 and self.shape[dim] == 0):
+            raise RuntimeError(f"split: split_size must be a positive int (0 only for a dimension of size 0), "
+                               f"got split_size={split_size} for dim {dim} of size {self.shape[dim]}")
         return tuple(in_place.mark_view(self, piece) for piece in fn.Split.apply(self, split_size, dim))
 
     def chunk(self, chunks, dim=0):
-        size = -(-self.shape[dim] // chunks)
+        checks.positive_int("chunk", "chunks", chunks, RuntimeError)
+        size = -(-self.shape[checks.dim("chunk", dim, self.ndim)] // chunks)
         return self.split(size, dim)
 
     def t(self):
@@ -744,7 +817,8 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def flip(self, *dims):
         """Reversed along each of ``dims`` (flip(0), flip(0, 1) or flip((0, 1)))."""
-        return fn.Flip.apply(self, arguments.sizes(dims))
+        dims = checks.dims("flip", arguments.sizes(dims), self.ndim)
+        return fn.Flip.apply(self, dims if self.ndim else ())      # a 0-d tensor flipped is itself
 
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
@@ -757,23 +831,32 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def unbind(self, dim=0):
         """The slices along dim, as a tuple (each with that dimension removed).  One Split, so that
         backward joins the T slice gradients once (T selects would each fill a zero tensor of x's shape)."""
-        if self.shape[dim] == 0:
+        if self.shape[checks.dim("unbind", dim, self.ndim)] == 0:
             return ()                                   # split would give one empty piece
         return tuple(piece.squeeze(dim) for piece in self.split(1, dim))
 
     def narrow(self, dim, start, length):
         """The slice start:start+length along ``dim`` (a view in torch; here the usual slicing op)."""
-        dim = dim % self.ndim
+        dim = checks.dim("narrow", dim, self.ndim)
+        size = self.shape[dim]
+        start = start + size if start < 0 else start                   # a negative start counts from the end
+        if length < 0 or not 0 <= start <= size or start + length > size:
+            raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({size}) "
+                               f"of dim {dim}; need 0 <= length and start + length <= {size}")
         return self[(slice(None),) * dim + (slice(start, start + length),)]
 
     def contiguous(self):
-        """Itself: minigrad arrays need no contiguous copy before view()."""
-        return self
+        """Itself, or a copy laid out contiguously when it is a transposed, sliced or expanded view
+        (then ``view`` works on it), as in PyTorch."""
+        if self._view_of is None or self._data.flags.c_contiguous:
+            return self
+        return self.clone()
 
     def view_as(self, other):
-        return self.reshape(other.shape)
+        return self.view(other.shape)
 
-    reshape_as = view_as
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -789,6 +872,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def gather(self, dim, index):
         """out[i][j] = self[i][index[i][j]] for dim=1 (torch.gather); gradient to the picked entries."""
+        dim = checks.dim("gather", dim, self.ndim)
         return fn.Gather.apply(self, dim, index._data if isinstance(index, Tensor) else index)
 
     def scatter(self, dim, index, src=None, value=None):
@@ -798,11 +882,13 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (smallest) entries along dim, largest first; gradient to values."""
+        dim = checks.dim("topk", dim, self.ndim)
         indices = Tensor._from_array(sort_indices(self._data, dim, descending=largest, k=k))
         return return_types.topk(self.gather(dim, indices), indices)
 
     def sort(self, dim=-1, descending=False, *, stable=False):
         """(values, indices) sorted along dim (stable: equal values keep their order)."""
+        dim = checks.dim("sort", dim, self.ndim)
         indices = Tensor._from_array(sort_indices(self._data, dim, descending=descending))
         return return_types.sort(self.gather(dim, indices), indices)
 
@@ -818,7 +904,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         if index.ndim != 1 or index.dtype.kind not in "iu":
             raise ValueError(f"index_select: index must be a 1-D integer tensor, got {index.dtype} "
                              f"of shape {tuple(index.shape)}")
-        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+        return self[(slice(None),) * checks.dim("index_select", dim, self.ndim) + (index,)]
 
     def masked_select(self, mask):
         """1-D tensor of the entries where ``mask`` (bool, broadcastable) is True, in row-major order."""
@@ -826,7 +912,11 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def select(self, dim, index):
         """The slice at ``index`` along dim, that dimension removed (x.select(0, i) is x[i])."""
-        return self[(slice(None),) * (dim % self.ndim) + (index,)]
+        dim = checks.dim("select", dim, self.ndim)
+        if isinstance(index, int) and not -self.shape[dim] <= index < self.shape[dim]:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                             f"dimension {dim}")
+        return self[(slice(None),) * dim + (index,)]
 
     def nonzero(self):
         """(n, ndim) int64 indices of the non-zero elements, in row-major order (no gradient)."""
@@ -855,7 +945,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 def _filled(size, value, dtype, device, requires_grad):
     """A new leaf tensor of ``size`` (a tuple, or the sizes as separate arguments) filled with ``value``."""
     device = backend.normalize_device(device)
-    data = backend.get_module(device).full(arguments.sizes(size), value, dtype=dtype)
+    data = backend.get_module(device).full(checks.sizes("new_full", arguments.sizes(size)), value, dtype=dtype)
     return Tensor._from_array(data).requires_grad_(requires_grad)      # a new array: no copy
 
 

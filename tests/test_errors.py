@@ -89,7 +89,7 @@ def test_shape_errors_name_the_op_and_shapes(device):
     x = minigrad.randn(2, 3, device=device)
     with raises(ValueError, "Add", "(2, 3)", "(4,)", "broadcast"):
         x + minigrad.randn(4, device=device)
-    with raises(ValueError, "reshape", "(2, 3)", "6 elements", "(4, 2)"):
+    with raises(RuntimeError, "reshape", "(2, 3)", "6 elements", "(4, 2)"):       # PyTorch's type
         x.reshape(4, 2)
     with raises(ValueError, "cat", "(2, 3)", "(3, 2)", "match"):
         minigrad.cat([x, minigrad.randn(3, 2, device=device)], dim=0)
@@ -97,13 +97,13 @@ def test_shape_errors_name_the_op_and_shapes(device):
         minigrad.stack([x, minigrad.randn(3, 2, device=device)])
     with raises(ValueError, "split", "[1, 1]", "size 3"):
         x.split([1, 1], dim=1)
-    with raises(ValueError, "permute", "(0, 0)", "(2, 3)"):
+    with raises(RuntimeError, "permute", "(0, 0)", "2 dimensions"):               # PyTorch's type
         x.permute(0, 0)
     with raises(IndexError, "dim 2", "2 dimensions"):
         x.sum(2)
     with raises(ValueError, "layer_norm", "(2, 3)", "(4,)"):
         F.layer_norm(x, 4)
-    with raises(ValueError, "max", "empty", "(0, 3)"):
+    with raises(RuntimeError, "max", "empty", "(0, 3)"):                         # PyTorch's type
         minigrad.zeros(0, 3, device=device).max()
     with raises(IndexError, "shape (2, 3)"):
         x[5]

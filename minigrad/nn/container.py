@@ -18,6 +18,9 @@ class Sequential(Module):
                 setattr(self, name, module)
         else:
             for index, module in enumerate(modules):
+                if not isinstance(module, Module):       # PyTorch: TypeError "int is not a Module subclass"
+                    raise TypeError(f"Sequential: argument {index} is a {type(module).__name__}, not a Module: "
+                                    "pass layers such as nn.Linear(3, 4), nn.ReLU()")
                 setattr(self, str(index), module)
 
     def append(self, module):

@@ -23,7 +23,7 @@ and gives the same outputs.
 """
 import math
 
-from .. import functional as F
+from .. import checks, functional as F
 from ..tensor import Tensor
 from ..creation import cat, empty, stack
 from . import init
@@ -95,6 +95,7 @@ class RNNBase(Module):
         if input.shape[2] != self.input_size:
             raise ValueError(f"{self.mode}: expected input of shape {layout} with input_size="
                              f"{self.input_size}, got {input.shape} (last dimension {input.shape[2]})")
+        checks.floating_input(self.mode, ValueError, input, self.weight_ih_l0)    # as PyTorch's ValueError
 
     def _check_state(self, state, name, batch):
         expected = (self.num_layers * self.num_directions, batch, self.hidden_size)

@@ -1,5 +1,6 @@
 """Adagrad (Duchi, Hazan & Singer, 2011), as torch.optim.Adagrad computes it."""
 from .. import backend
+from ..checks import hyper_parameter
 from .optimizer import Optimizer
 
 
@@ -13,9 +14,9 @@ class Adagrad(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
-        if lr < 0 or lr_decay < 0 or weight_decay < 0 or initial_accumulator_value < 0 or eps < 0:
-            raise ValueError(f"Adagrad: lr, lr_decay, weight_decay, initial_accumulator_value and eps must be "
-                             f">= 0, got {lr}, {lr_decay}, {weight_decay}, {initial_accumulator_value}, {eps}")
+        for name, value in dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                initial_accumulator_value=initial_accumulator_value, eps=eps).items():
+            hyper_parameter("Adagrad", name, value)    # PyTorch's ValueError and words; NaN too
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps))
 

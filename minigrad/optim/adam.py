@@ -1,5 +1,6 @@
 """Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019)."""
 from .. import backend
+from ..checks import hyper_parameter
 from .optimizer import Optimizer
 
 
@@ -19,10 +20,14 @@ class Adam(Optimizer):
     decoupled_weight_decay = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        if lr < 0 or eps < 0 or weight_decay < 0:
-            raise ValueError(f"{type(self).__name__}: lr, eps and weight_decay must be >= 0")
-        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}")
+        for name, value in dict(lr=lr, eps=eps, weight_decay=weight_decay).items():
+            hyper_parameter(type(self).__name__, name, value)    # PyTorch's ValueError and words; NaN too
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{type(self).__name__}: Invalid betas: {betas!r} (a pair (beta1, beta2), such "
+                             "as (0.9, 0.999))")
+        for index, beta in enumerate(betas):
+            hyper_parameter(type(self).__name__, "betas", beta, 0, 1, high_open=True,
+                            words=f"beta parameter at index {index}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
     def step(self, closure=None):

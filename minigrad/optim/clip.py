@@ -1,5 +1,8 @@
 """Gradient clipping by global norm (the standard cure for exploding RNN gradients)."""
+import numbers
+
 from .. import backend
+from ..checks import grad_array
 from ..creation import tensor
 from ..tensor import Tensor
 
@@ -16,6 +19,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     grad array may be shared with another tensor.
     """
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
+        raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r} (a NaN or negative "
+                         "bound would make every gradient NaN or flip its sign)")
+    for p in parameters:
+        if p.grad is not None:
+            p.grad = grad_array("clip_grad_norm_", p)              # p.grad = <Tensor> read as its array
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return tensor(0.0)

@@ -1,6 +1,7 @@
 """Optimizer: the base class that holds parameter groups and per-parameter state."""
 from .. import backend
 from ..autograd import enable_grad, no_grad
+from ..checks import grad_array
 from ..tensor import Tensor
 
 
@@ -56,7 +57,8 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad = backend.array_module(p.grad).zeros_like(p.grad)
+                    grad = grad_array("zero_grad", p)
+                    p.grad = backend.array_module(grad).zeros_like(grad)
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient.
@@ -79,6 +81,7 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
+                    p.grad = grad_array(f"{type(self).__name__}.step", p)   # p.grad = <Tensor> read as its array
                     yield group, p, self.state.setdefault(p, {})
 
     @staticmethod

@@ -1,5 +1,6 @@
 """RMSprop (Hinton's lecture 6e), as torch.optim.RMSprop computes it."""
 from .. import backend
+from ..checks import hyper_parameter
 from .optimizer import Optimizer
 
 
@@ -15,9 +16,9 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
-        if lr < 0 or eps < 0 or weight_decay < 0 or momentum < 0 or alpha < 0:
-            raise ValueError(f"RMSprop: lr, alpha, eps, weight_decay and momentum must be >= 0, got "
-                             f"{lr}, {alpha}, {eps}, {weight_decay}, {momentum}")
+        for name, value in dict(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay).items():
+            hyper_parameter("RMSprop", name, value)    # PyTorch's ValueError and words; NaN too
+        hyper_parameter("RMSprop", "alpha", alpha, 0, 1)            # a decay: above 1 the average diverges
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))
 

@@ -1,4 +1,5 @@
 """Stochastic gradient descent, with momentum and Nesterov momentum."""
+from ..checks import hyper_parameter
 from .optimizer import Optimizer
 
 
@@ -12,10 +13,11 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0, got {lr}, {momentum}, {weight_decay}")
+        for name, value in dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay).items():
+            hyper_parameter("SGD", name, value)    # PyTorch's ValueError and words; NaN too
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: nesterov momentum needs momentum > 0 and dampening = 0")
+            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening (nesterov=True "
+                             f"needs momentum > 0 and dampening=0, got {momentum} and {dampening})")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov))
 

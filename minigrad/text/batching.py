@@ -12,7 +12,7 @@ Shapes: batch-first (N, T) by default, time-first (T, N) with ``batch_first=Fals
 import random
 from collections import namedtuple
 
-from .. import backend
+from .. import backend, checks
 from ..tensor import Tensor, int64
 from .vocab import PAD_IDX
 
@@ -31,6 +31,8 @@ def pad_batch(sequences, pad=PAD_IDX, length=None, batch_first=True, device=None
     """
     if not sequences:
         raise ValueError("pad_batch: no sequences")
+    if length is not None:
+        checks.non_negative_int("pad_batch", "length", length)
     T = max(len(s) for s in sequences) if length is None else length
     rows = [list(s[:T]) + [pad] * (T - len(s)) for s in sequences]
     lengths = [min(len(s), T) for s in sequences]
@@ -69,7 +71,12 @@ class BucketIterator:
 
     def __init__(self, sequences, batch_size, labels=None, shuffle=True, seed=0, pool=50,
                  pad=PAD_IDX, batch_first=True, device=None):
+        checks.positive_int("BucketIterator", "batch_size", batch_size)
+        checks.positive_int("BucketIterator", "pool", pool)
         self.sequences, self.labels = list(sequences), labels
+        if labels is not None and len(labels) != len(self.sequences):
+            raise ValueError(f"BucketIterator: {len(labels)} labels for {len(self.sequences)} sequences; give one "
+                             "label per sequence")
         self.batch_size, self.shuffle, self.seed, self.pool = batch_size, shuffle, seed, pool
         self.pad, self.batch_first, self.device = pad, batch_first, device
         self.epoch = 0
@@ -123,6 +130,8 @@ class LMBatches:
     """
 
     def __init__(self, stream, batch_size, seq_len, batch_first=True, device=None):
+        checks.positive_int("LMBatches", "batch_size", batch_size)
+        checks.positive_int("LMBatches", "seq_len", seq_len)
         self.batch_size, self.seq_len, self.batch_first = batch_size, seq_len, batch_first
         columns = len(stream) // batch_size
         if columns < 2:

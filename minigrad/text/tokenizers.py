@@ -15,6 +15,8 @@ Word detokenizing is approximate (spaces around punctuation are lost).
 import re
 from collections import Counter
 
+from .. import checks
+
 # a run of letters/digits/underscore, or one character that is neither space nor word
 _WORD = re.compile(r"\w+|[^\w\s]")
 
@@ -23,7 +25,7 @@ class CharTokenizer:
     """Characters as tokens; ``detokenize`` is exact."""
 
     def tokenize(self, text):
-        return list(text)
+        return list(checks.text("CharTokenizer.tokenize", text))
 
     def detokenize(self, tokens):
         return "".join(tokens)
@@ -36,7 +38,7 @@ class WordTokenizer:
         self.lower = lower
 
     def tokenize(self, text):
-        return word_tokenize(text, self.lower)
+        return word_tokenize(checks.text("WordTokenizer.tokenize", text), self.lower)
 
     def detokenize(self, tokens):
         text = " ".join(tokens)
@@ -45,7 +47,7 @@ class WordTokenizer:
 
 def char_tokenize(text):
     """'cat' -> ['c', 'a', 't']."""
-    return list(text)
+    return list(checks.text("char_tokenize", text))
 
 
 def word_tokenize(text, lower=True):
@@ -55,6 +57,7 @@ def word_tokenize(text, lower=True):
     distinct whitespace-separated chunk ("really!"), not once per occurrence:
     text repeats its words, so this is about twice as fast on a large corpus.
     """
+    checks.text("word_tokenize", text)
     cache, tokens = {}, []
     for chunk in (text.lower() if lower else text).split():
         pieces = cache.get(chunk)
@@ -80,6 +83,10 @@ class BPETokenizer:
 
     def __init__(self, merges, lower=True):
         self.merges = [tuple(pair) for pair in merges]
+        for pair in self.merges:
+            if len(pair) != 2 or not all(isinstance(symbol, str) and symbol for symbol in pair):
+                raise ValueError(f"BPETokenizer: every merge is a pair of non-empty symbols (a, b), got {pair!r}; "
+                                 "merges come from BPETokenizer.train or to_metadata()")
         self.ranks = {pair: rank for rank, pair in enumerate(self.merges)}
         self.lower = lower
         self._cache = {}
@@ -92,6 +99,10 @@ class BPETokenizer:
         (weighted by word count); ties go to the pair that sorts first, so
         training is deterministic.
         """
+        checks.non_negative_int("BPETokenizer.train", "num_merges", num_merges)
+        if isinstance(texts, str):
+            raise TypeError("BPETokenizer.train: texts must be an iterable of str, got one str (it would be read "
+                            "one character per text); pass [text]")
         words = Counter()
         for text in texts:
             words.update(word_tokenize(text, lower))
@@ -124,7 +135,7 @@ class BPETokenizer:
 
     def tokenize(self, text):
         tokens = []
-        for word in word_tokenize(text, self.lower):
+        for word in word_tokenize(checks.text("BPETokenizer.tokenize", text), self.lower):
             tokens.extend(self.encode_word(word))
         return tokens
 

@@ -12,7 +12,10 @@ Ordinary tokens follow from id 4, most frequent first (ties alphabetical),
 so the same text always gives the same ids.
 """
 import json
+import numbers
 from collections import Counter
+
+from .. import checks
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -27,6 +30,7 @@ class Vocab:
     """
 
     def __init__(self, tokens=(), counts=None):
+        tokens = checks.tokens("Vocab", tokens if isinstance(tokens, str) else list(tokens))
         self.itos = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
         self.stoi = {token: i for i, token in enumerate(self.itos)}
         if len(self.stoi) != len(self.itos):
@@ -40,9 +44,18 @@ class Vocab:
         Keeps tokens seen at least ``min_freq`` times, at most ``max_size`` of them
         (not counting the four specials), most frequent first.
         """
+        if max_size is not None:
+            checks.non_negative_int("Vocab.build", "max_size", max_size)
+        checks.positive_int("Vocab.build", "min_freq", min_freq)
+        if isinstance(token_streams, str):
+            raise TypeError("Vocab.build: token_streams must be an iterable of token lists, got one str; "
+                            "pass [tokens] for one stream")
         counts = Counter()
         for tokens in token_streams:
+            if isinstance(tokens, str):
+                checks.tokens("Vocab.build", tokens)             # raises: a str is not a list of tokens
             counts.update(tokens)
+        checks.tokens("Vocab.build", list(counts))               # each distinct token once: cheap
         for special in SPECIALS:
             counts.pop(special, None)
         kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
@@ -70,6 +83,8 @@ class Vocab:
 
     def encode(self, tokens, add_bos=False, add_eos=False):
         """A list of tokens -> a list of ids (unknown tokens -> <unk>)."""
+        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+            checks.tokens("Vocab.encode", tokens)                 # raises: a str would be one id per character
         try:
             ids = list(map(self.stoi.__getitem__, tokens))   # fast path: every token known
         except KeyError:
@@ -88,6 +103,12 @@ class Vocab:
         """
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
+        if not isinstance(ids, (list, tuple)) or any(isinstance(i, list) for i in ids):
+            raise TypeError(f"Vocab.decode: expected a list or 1-D Tensor of ids, got {str(ids)[:60]}; decode a "
+                            "batch one row at a time")
+        bad = [i for i in ids if not isinstance(i, numbers.Integral) or isinstance(i, bool) or not 0 <= i < len(self)]
+        if bad:
+            raise IndexError(f"Vocab.decode: id {bad[0]!r} is not in the vocabulary (ids are ints 0..{len(self) - 1})")
         tokens = []
         for i in ids:
             if i == EOS_IDX and stop_at_eos:
@@ -105,6 +126,10 @@ class Vocab:
     @classmethod
     def from_metadata(cls, metadata):
         """The inverse of ``to_metadata`` (checks the specials sit at their fixed ids)."""
+        if not isinstance(metadata, dict) or "itos" not in metadata:
+            keys = sorted(metadata)[:5] if isinstance(metadata, dict) else []
+            raise ValueError(f"Vocab.from_metadata: expected the dict that to_metadata() returns, with 'itos', got "
+                             f"{type(metadata).__name__} with keys {keys}")
         itos = list(metadata["itos"])
         if itos[:len(SPECIALS)] != list(SPECIALS) or list(metadata.get("specials", SPECIALS)) != list(SPECIALS):
             raise ValueError(f"Vocab.from_metadata: expected the specials {SPECIALS} at ids 0-3, got {itos[:4]}")

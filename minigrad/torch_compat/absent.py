@@ -46,8 +46,8 @@ MISSING = {
     "minigrad.Tensor": {
         "register_hook": "minigrad has no gradient hooks: call t.retain_grad() and read t.grad after backward()",
         "stride": "a minigrad tensor holds a NumPy/CuPy array: t.numpy().strides gives its strides (in bytes)",
-        "is_contiguous": "minigrad never needs contiguity (view() works on any tensor, contiguous() returns it): "
-                         "drop the check",
+        "is_contiguous": "minigrad has no strides API: call x.contiguous() before x.view(...) (it copies only a "
+                         "non-contiguous view), or use x.reshape(...)",
         "index_add_": "write x = x + F.one_hot(index, n).T.to(x.dtype) @ source for dim 0 (repeated indices add "
                       "up), or x[index] += source when the indices are distinct",
         "scatter_add_": "use x + minigrad.zeros_like(x).scatter(dim, index, src) when the indices are distinct, "

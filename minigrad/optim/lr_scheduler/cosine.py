@@ -1,6 +1,7 @@
 """Cosine schedules (annealing, with warm restarts) and the Transformer's warm-up schedules."""
 import math
 
+from ...checks import positive_int
 from .base import LRScheduler
 
 
@@ -15,6 +16,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        positive_int("CosineAnnealingLR", "T_max", T_max)
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
@@ -85,6 +87,8 @@ class NoamLR(LRScheduler):
     """
 
     def __init__(self, optimizer, d_model, warmup_steps=4000, factor=1.0, last_epoch=-1):
+        positive_int("NoamLR", "d_model", d_model)
+        positive_int("NoamLR", "warmup_steps", warmup_steps)
         self.d_model, self.warmup_steps, self.factor = d_model, warmup_steps, factor
         super().__init__(optimizer, last_epoch)
 
@@ -99,6 +103,7 @@ class WarmupInverseSqrtLR(LRScheduler):
     s = max(last_epoch, 1): linear warm-up to base_lr at s = warmup_steps, then decay as 1/sqrt(s)."""
 
     def __init__(self, optimizer, warmup_steps, last_epoch=-1):
+        positive_int("WarmupInverseSqrtLR", "warmup_steps", warmup_steps)
         self.warmup_steps = warmup_steps
         super().__init__(optimizer, last_epoch)
 

@@ -1,6 +1,7 @@
 """Schedules that decay the rate by a factor: at fixed steps, every step, or along a line or polynomial."""
 from collections import Counter
 
+from ...checks import hyper_parameter, positive_int
 from .base import LRScheduler, per_group
 
 
@@ -8,6 +9,7 @@ class StepLR(LRScheduler):
     """lr = base_lr * gamma ** (last_epoch // step_size): decay by gamma every step_size epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        positive_int("StepLR", "step_size", step_size)            # the schedule divides by it
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -36,6 +38,7 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** last_epoch: decay by gamma every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
+        hyper_parameter("ExponentialLR", "gamma", gamma)         # a negative factor flips the sign of lr
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -117,6 +120,7 @@ class LinearLR(LRScheduler):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: need 0 < start_factor <= 1 and 0 <= end_factor <= 1, "
                              f"got {start_factor}, {end_factor}")
+        positive_int("LinearLR", "total_iters", total_iters)
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 

@@ -1,5 +1,5 @@
 """DataLoader and default_collate (torch.utils.data.dataloader)."""
-from ... import backend
+from ... import backend, checks
 from ...creation import stack
 from ...tensor import Tensor
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -37,6 +37,8 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, **options):
+        if batch_size is not None:
+            checks.positive_int("DataLoader", "batch_size", batch_size)
         if generator is not None:
             raise NotImplementedError("DataLoader: generator= is not implemented; seed with minigrad.manual_seed")
         if sampler is not None and shuffle:

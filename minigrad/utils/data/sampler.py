@@ -1,5 +1,5 @@
 """Samplers: the order in which a DataLoader visits a dataset's indices (torch.utils.data.sampler)."""
-from ... import backend
+from ... import backend, checks
 
 
 class Sampler:
@@ -60,6 +60,7 @@ class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter unless drop_last)."""
 
     def __init__(self, sampler, batch_size, drop_last):
+        checks.positive_int("BatchSampler", "batch_size", batch_size)
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
