@@ -385,8 +385,10 @@ if not run.quick:
 # Two baselines a model must beat: copying the French source (it shares
 # names, numbers and punctuation with the English) and answering every
 # sentence with the most frequent English training sentence.  BLEU-4
-# (`metrics.corpus_bleu`) needs matching 4-grams, so both score about 0;
-# BLEU-2 (unigrams and bigrams only) shows how far they get.
+# (`metrics.corpus_bleu`) needs matching 4-grams, so both score 0 (with no
+# match of some order `corpus_bleu`, as NLTK, returns a tiny number such as
+# 6.9e-79 instead of 0; the table prints 0); BLEU-2 (unigrams and bigrams
+# only) shows how far they get.  Baselines are not trained: no final loss.
 
 # %%
 def words(sentence):
@@ -433,8 +435,11 @@ def fr_translate(model, sentences, beam_size=None):
 
 
 def bleu_scores(outputs):
+    """(BLEU-4, BLEU-2).  With no matching n-gram of some order corpus_bleu returns, as NLTK does, a tiny
+    number (6.9e-79 for copying the source) instead of 0: that is BLEU 0, and the tables print 0."""
     refs = [references[s] for s in fr_test]
-    return metrics.corpus_bleu(refs, outputs), metrics.corpus_bleu(refs, outputs, weights=(0.5, 0.5))
+    scores = metrics.corpus_bleu(refs, outputs), metrics.corpus_bleu(refs, outputs, weights=(0.5, 0.5))
+    return tuple(0.0 if score < 1e-9 else score for score in scores)
 
 
 fr_steps = run.size(120, 600)
@@ -465,8 +470,8 @@ fr_rows = []
 for name, outputs in (("copy the French source", [list(s) for s in fr_test]),
                       (f"most frequent sentence '{' '.join(most_frequent)}'", [list(most_frequent)] * len(fr_test))):
     bleu4, bleu2 = bleu_scores(outputs)
-    fr_rows.append({"model": name, "parameters": 0, "final loss": float("nan"), "BLEU-4": bleu4, "BLEU-2": bleu2,
-                    "train s": 0.0})
+    fr_rows.append({"model": name, "parameters": 0, "final loss": "none: not trained", "BLEU-4": bleu4,
+                    "BLEU-2": bleu2, "train s": 0.0})
 translators = {}
 for kind in ("dot",) if run.quick else (None, "dot"):              # quick mode: the attention model only
     name = "GRU + dot attention" if kind else "GRU bottleneck"

@@ -28,7 +28,7 @@
 #    run no faster than on a CPU; large batches and wide layers are where it shines.
 #
 # Run it with `python lessons/13_gpu.py --device cuda` on a machine with an
-# NVIDIA GPU and CuPy (`pip install "minigrad-seq[gpu]"`).  Without one, the lesson
+# NVIDIA GPU and CuPy (`pip install -e ".[gpu]"` in the clone, or `pip install cupy-cuda12x`).  Without one, the lesson
 # says so and times the CPU only.
 #
 # **The training.**  The same step loop as lessons 7 and 12: a small
@@ -156,7 +156,8 @@ if gpu:
     run.check(same, "the first loss is the same on CPU and GPU (same model, same data)")
 else:
     print("No GPU: nothing to compare.  On a machine with an NVIDIA GPU run\n"
-          "    pip install 'minigrad-seq[gpu]'\n    python lessons/13_gpu.py --device cuda")
+          "    pip install cupy-cuda12x     (CuPy for CUDA 12; in the clone: pip install -e '.[gpu]')\n"
+          "    python lessons/13_gpu.py --device cuda")
 
 if plt:
     fig, ax = plt.subplots(figsize=(6.5, 3.5))

@@ -383,7 +383,7 @@ def find_lessons(folder):
 
 INSTALL_CELL = """\
 # minigrad: found, or installed from what is here (run this cell first).
-#   In lessons/ of a clone of the repository: pip install -e ..  (editable: your edits to minigrad/ count).
+#   In lessons/ of a clone of the repository: pip install -e ..  (editable: your own edits take effect).
 #   Elsewhere: the wheel beside this notebook (minigrad_seq-*.whl, from `minigrad lessons bundle` or
 #   `python -m pip wheel . --no-deps -w dist` in a clone).  In Colab this cell asks you to upload it.
 # minigrad-seq is not on the Python package index: a clone or its wheel is the way in.

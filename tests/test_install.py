@@ -56,9 +56,27 @@ def _install_lines():
                         yield f"{path.relative_to(ROOT)}:{number}", command
 
 
+UNTIL_PUBLISHED = "Once `minigrad-seq` is published on the package index, `pip install minigrad-seq` will replace"
+
+
+def test_nothing_installs_minigrad_seq_from_the_package_index_until_it_is_published_there():
+    """minigrad-seq is not on PyPI: every install names a clone (-e) or the wheel; one README line says what
+    to do once it is published, and it is the only line that says `pip install minigrad-seq`."""
+    by_name = re.compile(r"""pip install\s+(-[\w-]+\s+)*["']?minigrad-seq(?![\w-])""")
+    named = [f"{where}: {line.strip()}" for where, line in _install_lines()
+             if by_name.search(line) and not where.startswith("tests")]     # tests assert its absence
+    readme = (ROOT / "README.md").read_text()
+    assert readme.count(UNTIL_PUBLISHED) == 1
+    line = readme[:readme.index(UNTIL_PUBLISHED)].count("\n") + 1
+    assert named == [f"README.md:{line}: {readme.splitlines()[line - 1].strip()}"], named
+    from minigrad import lesson
+    assert "pip install minigrad-seq" not in lesson.INSTALL_CELL
+    assert "minigrad-seq[" not in (ROOT / "minigrad" / "backend.py").read_text()
+
+
 def test_no_install_instruction_names_a_distribution_we_do_not_own():
     lines = list(_install_lines())
-    assert any(DISTRIBUTION in line for _, line in lines)
+    assert any("pip install -e ." in line for _, line in lines)
     stranger = re.compile(r"""pip install[^\n]*?(?<![\w./-])["']?minigrad(?![\w-])""")
     wrong = [f"{where}: {line.strip()}" for where, line in lines if stranger.search(line)]
     assert not wrong, f"installs the other project called minigrad, not {DISTRIBUTION}:\n" + "\n".join(wrong)
