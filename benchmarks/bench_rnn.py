@@ -26,7 +26,7 @@ import sys
 
 import numpy
 
-from common import best_times, interleaved_times, paired_ratio, reference_tier_row, timed_row, torch_or_none
+from common import interleaved_times, median, paired_ratio, reference_tier_row, timed_row, torch_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -159,10 +159,11 @@ def run(quick):
         rows.append(reference_tier_row(case, times))
     floor = _matmul_floor(50, B, D, H)
     mine, reference = _step_fns("LSTM", 50, B, D, H)
-    times = best_times([floor] + ([mine] if reference is None else [mine, reference]), repeat=repeat)
-    rows.append({"case": f"LSTM matmuls only (the floor), in {D}, hidden {H}, batch {B}, T=50",
-                 "minigrad_s": times[0], "torch_s": times[2] if len(times) > 2 else None,
-                 "note": f"full minigrad step {times[1]:.4f} s = {times[1] / times[0]:.2f}x the floor"})
+    times = interleaved_times([floor] + ([mine] if reference is None else [mine, reference]), repeat=repeat)
+    step, floor_median = median(times[1]), median(times[0])
+    rows.append(timed_row(f"LSTM matmuls only (the floor), in {D}, hidden {H}, batch {B}, T=50", times[0],
+                          times[2] if len(times) > 2 else None,
+                          f"full minigrad step {step:.4f} s = {step / floor_median:.2f}x the floor (medians)"))
     mine, reference = _step_fns("LSTM", 50, 1, 8, 8)
     mine_reference_tier, _ = _step_fns("LSTM", 50, 1, 8, 8, reference=True)
     fns = [mine, mine_reference_tier] + ([] if reference is None else [reference])

@@ -13,7 +13,7 @@ from minigrad.data import stdlib_corpus
 from minigrad.decoding import beam_search
 from minigrad.text import Vocab, char_tokenize, word_tokenize
 
-from common import best_time
+from common import call_times, timed_row
 
 
 def _text(megabytes):
@@ -38,9 +38,9 @@ def _beam_case(quick):
 
     def run():
         beam_search(model, model.initial_state(N), [2] * N, beam_size=K, max_len=steps, eos=3)
-    seconds = best_time(run, repeat=2 if quick else 5)
-    return {"case": f"beam search, GRU LM V=1000 H=128, batch {N} x beam {K}, {steps} steps",
-            "minigrad_s": seconds / (steps * N), "torch_s": None, "note": "per generated token (batch row x step)"}
+    per_token = [seconds / (steps * N) for seconds in call_times(run, repeat=2 if quick else 5)]
+    return timed_row(f"beam search, GRU LM V=1000 H=128, batch {N} x beam {K}, {steps} steps", per_token,
+                     note="per generated token (batch row x step)")
 
 
 def run(quick):
@@ -48,12 +48,11 @@ def run(quick):
     text = _text(megabytes)
     repeat = 1 if quick else 3
     rows = [
-        {"case": f"word tokenise + Vocab.build + encode, {megabytes} MB",
-         "minigrad_s": best_time(_pipeline(text, word_tokenize), repeat=repeat, warmup=0),
-         "torch_s": None, "note": "goal: < 5 s for 10 MB on one core"},
-        {"case": f"char tokenise + Vocab.build + encode, {megabytes} MB",
-         "minigrad_s": best_time(_pipeline(text, char_tokenize), repeat=repeat, warmup=0),
-         "torch_s": None, "note": ""},
+        timed_row(f"word tokenise + Vocab.build + encode, {megabytes} MB",
+                  call_times(_pipeline(text, word_tokenize), repeat=repeat, warmup=0),
+                  note="goal: < 5 s for 10 MB on one core"),
+        timed_row(f"char tokenise + Vocab.build + encode, {megabytes} MB",
+                  call_times(_pipeline(text, char_tokenize), repeat=repeat, warmup=0)),
     ]
     try:
         rows.append(_beam_case(quick))

@@ -44,6 +44,11 @@ def best_time(fn, repeat=7, warmup=1):
     only ever add time, so the fastest run is the best estimate of the cost
     of the code itself.
     """
+    return min(call_times(fn, repeat, warmup))
+
+
+def call_times(fn, repeat=7, warmup=1):
+    """The times of ``repeat`` calls of ``fn()`` (after ``warmup`` untimed calls), for one function alone."""
     for _ in range(warmup):
         fn()
     times = []
@@ -51,7 +56,7 @@ def best_time(fn, repeat=7, warmup=1):
         start = CLOCK()
         fn()
         times.append(CLOCK() - start)
-    return min(times)
+    return times
 
 
 def interleaved_times(fns, repeat=7, warmup=1, steps=2):

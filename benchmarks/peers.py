@@ -3,6 +3,8 @@
     python benchmarks/peers.py                                  minigrad's two tiers and PyTorch
     python benchmarks/peers.py --peers-python /tmp/peers-venv/bin/python
                                                                 also DeZero and Chainer, run by that Python
+    python benchmarks/peers.py --minigrad ../base --clock cpu   minigrad from another checkout (before/after),
+                                                                timed in CPU time
 
 An optional script (not a suite of run.py, not run by CI or the tests): it writes nothing,
 it prints a markdown table to paste into benchmarks/results/.
@@ -14,8 +16,11 @@ Every library runs it as a loop of consecutive calls of ``step()`` in two ways:
     dropped   ``step()`` returns nothing: the step's graph is freed at its end (the usual loop)
     kept      ``loss = step()``: the caller holds the loss, so the graph lives until the next step
 
-Per way: the minimum and the median of the per-step times over STEPS steps (after WARMUP), and
-the page faults per step (``ru_minflt`` of getrusage over the timed steps).
+Per way: the minimum and the median of the per-step times over STEPS steps (after WARMUP; wall
+clock, or with --clock cpu the thread's CPU time, which counts the kernel's time in page faults
+but not the time other processes hold the CPU), and the page faults per step (``ru_minflt`` of
+getrusage over the timed steps).  Each way runs twice, dropped, kept, dropped, kept, and the
+second run of each is reported: the allocator then has a history, as in a real loop.
 
 DeZero (0.0.13) and Chainer (7.8.1) need NumPy < 1.24 (they use ``numpy.bool``, ``numpy.int``)
 and an old setuptools (``pkg_resources``), so they live in a venv of their own, made as in the
@@ -63,7 +68,7 @@ def torch_step(H):
 
 
 def minigrad_step(H, reference):
-    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.environ.get("PEERS_MINIGRAD_CHECKOUT", ROOT))
     import minigrad
     from minigrad import functional as F, nn, optim
     minigrad.manual_seed(0)
@@ -139,10 +144,11 @@ def chainer_step(H):
     return step, chainer.__version__
 
 
-def measure(library, H):
+def measure(library, H, clock):
     """Run in a fresh process: {way: (min s, median s, page faults per step)}, the version."""
     import resource
     import time
+    now = time.thread_time if clock == "cpu" else time.perf_counter
     if library in ("minigrad", "minigrad-reference"):
         step, version = minigrad_step(H, library == "minigrad-reference")
     else:
@@ -158,21 +164,22 @@ def measure(library, H):
         times = []
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         for _ in range(STEPS):
-            start = time.perf_counter()
+            start = now()
             if way == "kept":
                 loss = step()
             else:
                 step()
-            times.append(time.perf_counter() - start)
+            times.append(now() - start)
         faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / STEPS
         del loss
         results[way] = (min(times), statistics.median(times), faults)
     return results, version
 
 
-def run_in_process(python, library, H):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    result = subprocess.run([python, os.path.abspath(__file__), "--child", library, str(H)],
+def run_in_process(python, library, H, clock, checkout=ROOT):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PEERS_MINIGRAD_CHECKOUT=checkout)
+    result = subprocess.run([python, os.path.abspath(__file__), "--child", library, str(H), clock],
                             capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{library} at hidden {H} failed:\n{result.stderr[-2000:]}")
@@ -184,12 +191,15 @@ def main():
     parser.add_argument("--hidden", type=int, action="append", help="hidden sizes (default 128 and 256)")
     parser.add_argument("--peers-python", help="a Python with dezero and chainer installed (its own venv)")
     parser.add_argument("--library", action="append", help="only these libraries")
-    parser.add_argument("--rounds", type=int, default=2, help="processes per library and size (the best is kept)")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=3, help="processes per library and size")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="cpu: the thread's CPU time (page faults included), steadier on a busy machine")
+    parser.add_argument("--minigrad", default=ROOT, help="the checkout to import minigrad from (default: this one)")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         one_thread()
-        print(repr(measure(args.child[0], int(args.child[1]))))
+        print(repr(measure(args.child[0], int(args.child[1]), args.child[2])))
         return
     libraries = args.library or LIBRARIES + (PEERS if args.peers_python else [])
     print("| library | version | hidden | dropped: min / median ms | page faults per step | "
@@ -198,11 +208,18 @@ def main():
     for H in args.hidden or [128, 256]:
         for library in libraries:
             python = args.peers_python if library in PEERS else sys.executable
-            runs = [run_in_process(python, library, H) for _ in range(args.rounds)]
-            results, version = min(runs, key=lambda run: run[0]["dropped"][1])     # the lowest median
-            cells = [f"{results[w][0] * 1e3:.1f} / {results[w][1] * 1e3:.1f} | {results[w][2]:.0f}"
-                     for w in ("dropped", "kept")]
-            print(f"| {library} | {version} | {H} | {cells[0]} | {cells[1]} |", flush=True)
+            runs = [run_in_process(python, library, H, args.clock, args.minigrad) for _ in range(args.rounds)]
+            print(f"| {library} | {runs[0][1]} | {H} | {cells(runs, 'dropped')} | {cells(runs, 'kept')} |", flush=True)
+
+
+def cells(runs, way):
+    """Over the processes: the least minimum, the median of the medians, and the range of page faults per
+    step (a process's hash seed orders the frees of its graph, so glibc's history differs between them)."""
+    least = min(results[way][0] for results, _ in runs)
+    middle = statistics.median(results[way][1] for results, _ in runs)
+    faults = sorted(results[way][2] for results, _ in runs)
+    spread = f"{faults[0]:.0f}" if round(faults[0]) == round(faults[-1]) else f"{faults[0]:.0f}-{faults[-1]:.0f}"
+    return f"{least * 1e3:.1f} / {middle * 1e3:.1f} | {spread}"
 
 
 if __name__ == "__main__":

@@ -19,25 +19,30 @@ conversion to NumPy as CuPy does (see ``tests/strict_backend.py``), through
 
 Memory freed by one training step is reused by the next.  A step builds a graph
 whose arrays (activations saved for backward, gradients) are all freed at once when
-the step's loss is dropped.  glibc's malloc hands large freed blocks back to the
-operating system (blocks over 128 KiB are mmap-ed and unmapped; a free top of the
-heap over 128 KiB is trimmed), so the next step's arrays are faulted in again page
-by page: on the char-LM step of lesson 7's size (LSTM, hidden 128, batch 32, T = 64)
-about 2,000 page faults and a quarter of the step's time when its loss is dropped,
-none when the caller keeps it (issue 41).  So on Linux with glibc this module
-calls ``mallopt`` once, at import, to keep freed memory in the process:
+the step's loss is dropped.  glibc's malloc may hand them back to the operating
+system: it maps blocks over its mmap threshold (128 KiB at first, raised as mapped
+blocks are freed) and unmaps them on free, and trims a free top of the heap over
+twice that threshold.  The next step then faults its arrays in again page by page:
+on lesson 7's char-LM step (LSTM, hidden 128, batch 32, T = 64) about 2,000 page
+faults per step, and a fifth of the step's time, whether it happens depends on the
+process's history (issue 41).  So on Linux with glibc this module calls ``mallopt``
+once, at import, to keep freed memory in the process:
 
     M_MMAP_THRESHOLD  32 MiB    blocks up to 32 MiB (glibc's maximum) come from the heap
-    M_TRIM_THRESHOLD  128 MiB   the heap's free top is handed back only beyond 128 MiB
+    M_TRIM_THRESHOLD  1 GiB     the heap's free top is handed back only beyond 1 GiB
+                                (128 MiB was too little: the encoder layer's step at
+                                batch 32 frees 230 MiB at once)
     M_TOP_PAD         16 MiB    the heap grows 16 MiB at a time
 
-(PyTorch's caching allocators keep freed blocks for the same reason.)  The cost: between
-steps the process keeps the memory its largest step used, where it handed it back
-before; the peak itself does not grow.  ``empty_cache()`` hands free memory back now
-(glibc's ``malloc_trim``, and CuPy's memory pool on "cuda"); setting
-``MINIGRAD_KEEP_FREED_MEMORY=0`` before importing minigrad leaves malloc as it is.
-On macOS, Windows and Linux with another C library (musl) nothing is changed: their
-allocators have no such settings, and ``empty_cache()`` only empties CuPy's pool.
+PyTorch's caching allocators keep freed blocks for the same reason.  The cost: between
+steps the process keeps the memory its largest step used (up to 1 GiB more than its
+arrays hold), where it could hand it back before; the peak itself does not grow.
+Blocks over 32 MiB are still mapped and unmapped each time.  ``empty_cache()`` hands
+free memory back now (glibc's ``malloc_trim``, and CuPy's memory pools on "cuda");
+``MINIGRAD_KEEP_FREED_MEMORY=0`` in the environment before importing minigrad leaves
+malloc as it is.  On macOS, Windows and Linux with another C library (musl) nothing is
+changed: their allocators have no such settings, and ``empty_cache()`` only empties
+CuPy's pools.
 
 Module-level state (process-wide, as torch's): the registered devices and their
 array types, one random generator per device, the seed ``manual_seed`` set, and
@@ -231,7 +236,7 @@ def broadcast_shape(*shapes):
 
 # glibc's malloc.h: the mallopt parameter numbers and the values set at import (see the module docstring)
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-MALLOC_SETTINGS = {M_MMAP_THRESHOLD: 32 * 2**20, M_TRIM_THRESHOLD: 128 * 2**20, M_TOP_PAD: 16 * 2**20}
+MALLOC_SETTINGS = {M_MMAP_THRESHOLD: 32 * 2**20, M_TRIM_THRESHOLD: 2**30, M_TOP_PAD: 16 * 2**20}
 
 
 def _glibc():

@@ -32,3 +32,9 @@ def synchronize():
     if is_available():
         import cupy
         cupy.cuda.Device().synchronize()
+
+
+def empty_cache():
+    """Hand cached memory back, as ``torch.cuda.empty_cache()``: CuPy's pools, and on Linux the host's
+    freed memory that the backend keeps for the next step (``minigrad.empty_cache``, backend.py)."""
+    backend.empty_cache()

@@ -204,3 +204,12 @@ def test_an_unknown_default_device_is_named_with_where_it_came_from(monkeypatch)
     monkeypatch.setenv("MINIGRAD_DEVICE", "gpu")
     with pytest.raises(DeviceError, match=r'unknown device "gpu" \(the MINIGRAD_DEVICE environment variable\)'):
         minigrad.zeros(2)
+
+
+# ---------------------------------------------------------------------------- memory (issue 41)
+
+def test_empty_cache_runs_on_any_machine():
+    """Without a GPU or glibc it simply does nothing; tests/test_memory_reuse.py checks what it hands back."""
+    assert minigrad.empty_cache() is None and minigrad.cuda.empty_cache() is None
+    assert backend.KEEPS_FREED_MEMORY == (backend._glibc() is not None
+                                          and backend.os.environ.get("MINIGRAD_KEEP_FREED_MEMORY", "1") != "0")
