@@ -822,10 +822,14 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
-        return composed.repeat(self, arguments.sizes(sizes))
+        return composed.repeat(self, checks.sizes("repeat", arguments.sizes(sizes)))
 
     def repeat_interleave(self, repeats, dim=None):
         """Each element repeated ``repeats`` (an int) times along dim (the flattened tensor when None)."""
+        if isinstance(repeats, int) and repeats < 0:
+            raise RuntimeError(f"repeat_interleave: Repeats must be non-negative, got repeats={repeats}")
+        if dim is not None:
+            checks.dim("repeat_interleave", dim, self.ndim)
         return composed.repeat_interleave(self, repeats, dim)
 
     def unbind(self, dim=0):
@@ -896,6 +900,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
     def multinomial(self, num_samples, replacement=False):
+        checks.positive_int("multinomial", "num_samples", num_samples, RuntimeError)     # PyTorch: n_sample <= 0
         return Tensor._from_array(multinomial_indices(self._data, num_samples, replacement))
 
     def index_select(self, dim, index):

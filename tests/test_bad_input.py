@@ -119,6 +119,9 @@ PROBES = [
      lambda: nn.utils.clip_grad_norm_([_with_grad(np.zeros((3, 1), "float32"))], 1.0), None, "clip_grad_norm_", FOUND),
     ("clip_grad_norm_(max_norm=nan)", lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], math.nan),
      None, "clip_grad_norm_", FOUND),
+    ("clip_grad_norm_(norm_type='fro')",
+     lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], 1.0, norm_type="fro"),
+     lambda: T.nn.utils.clip_grad_norm_(_tparam(), 1.0, norm_type="fro"), "clip_grad_norm_", FOUND),
     ("clip_grad_norm_(max_norm=-1)", lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], -1.0),
      None, "clip_grad_norm_", FOUND),
     # views, shapes and dims
@@ -201,6 +204,13 @@ PROBES = [
     ("full((-1,), 2.0)", lambda: minigrad.full((-1,), 2.0), lambda: T.full((-1,), 2.0), "full", FOUND),
     ("empty(-1)", lambda: minigrad.empty(-1), lambda: T.empty(-1), "empty", FOUND),
     ("rand(2.5)", lambda: minigrad.rand(2.5), lambda: T.rand(2.5), "rand", FOUND),
+    ("randn(3, dtype=int64)", lambda: minigrad.randn(3, dtype=minigrad.int64), None, "randn", FOUND),
+    ("rand(3, dtype=int64)", lambda: minigrad.rand(3, dtype=minigrad.int64), None, "rand", FOUND),
+    ("repeat(-1)", lambda: minigrad.randn(3).repeat(-1), lambda: T.randn(3).repeat(-1), "repeat", FOUND),
+    ("repeat_interleave(-1)", lambda: minigrad.randn(3).repeat_interleave(-1), lambda: T.randn(3).repeat_interleave(-1),
+     "repeat_interleave", FOUND),
+    ("multinomial(0)", lambda: minigrad.tensor([0.5, 0.5]).multinomial(0), lambda: T.tensor([0.5, 0.5]).multinomial(0),
+     "multinomial", FOUND),
     ("x.new_zeros(-2)", lambda: x23.new_zeros(-2), lambda: t23.new_zeros(-2), "new_full", FOUND),
     # nn layers and functional
     ("nn.Linear on int64", lambda: nn.Linear(3, 2)(minigrad.tensor([[1, 2, 3]])),
