@@ -10,7 +10,7 @@
     non_negative_int(op, name, value)  a count that may be 0 (max_size, num_merges, ...)
     floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
     hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
-    text(op, value) / tokens(op, value)        a str / a list of str tokens (never a str itself)
+    text(op, value) / tokens(op, value)        a str / a list of str tokens (a str only to a char vocabulary)
     grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for

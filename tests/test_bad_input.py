@@ -333,8 +333,8 @@ PROBES = [
      "accuracy", ISSUE),
     ("accuracy (4,) vs (3,)", lambda: metrics.accuracy(minigrad.tensor([1, 1, 1, 1]), minigrad.tensor([1, 1, 1])),
      None, "accuracy", ISSUE),
-    ("accuracy of scores (2, 3) vs targets (3,)", lambda: metrics.accuracy(minigrad.randn(2, 3), minigrad.tensor([0, 1, 2])),
-     None, "accuracy", FOUND),
+    ("accuracy of scores (2, 3) vs targets (3,)",
+     lambda: metrics.accuracy(minigrad.randn(2, 3), minigrad.tensor([0, 1, 2])), None, "accuracy", FOUND),
     ("accuracy, every target ignored", lambda: metrics.accuracy(minigrad.tensor([1, 0]), minigrad.tensor([0, 0]),
                                                                 ignore_index=0), None, "accuracy", FOUND),
     ("accuracy of nothing", lambda: metrics.accuracy(minigrad.tensor([]), minigrad.tensor([])), None, "accuracy",
@@ -368,7 +368,8 @@ def test_the_probes_cover_the_issue_and_more():
     assert issue >= 40 and found > issue, (issue, found)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write into a read-only folder")
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may write into a read-only folder")
 def test_save_into_a_read_only_folder_names_the_checkpoint(tmp_path):
     folder = tmp_path / "read-only"
     folder.mkdir()
