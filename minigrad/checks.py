@@ -2,6 +2,7 @@
 
     dim(op, dim, ndim)                 one dimension index -> the same, counted from 0
     dims(op, dims, ndim)               None, an int, or a tuple of distinct dims -> checked
+    reduction_dims(op, dims, ndim)     the same for a reduction (None for a 0-d tensor)
     reduction_of_empty(op, t, dim, error)      max() / argmax() of an empty tensor
     sizes(op, shape)                   the sizes of a new tensor: ints >= 0 that fit in memory
     reshape_sizes(op, shape, old)      a target shape for reshape/view of shape old: ints >= 0, at most one -1
@@ -9,7 +10,7 @@
     non_negative_int(op, name, value)  a count that may be 0 (max_size, num_merges, ...)
     floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
     hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
-    text(op, value) / tokens(op, value)        a str / a list of str tokens (never a str itself)
+    text(op, value) / tokens(op, value)        a str / a list of str tokens (a str only to a char vocabulary)
     grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
@@ -52,6 +53,13 @@ def dims(op, dims, ndim):
         raise RuntimeError(f"{op}: a dim appears more than once in dims={tuple(dims)} (tensor of {ndim} "
                            "dimensions); name each dimension once")
     return checked
+
+
+def reduction_dims(op, dims_, ndim):
+    """The dims of a reduction (sum, mean, amax, argmax, var, norm), checked; None for a 0-d tensor,
+    whose only value is the whole reduction whichever valid dim (0 or -1) is named, as in PyTorch."""
+    dims(op, dims_, ndim)
+    return None if ndim == 0 else dims_
 
 
 def reduction_of_empty(op, tensor, dim, error):
@@ -156,8 +164,11 @@ def text(op, value):
     return value
 
 
-def tokens(op, value):
-    """A list (or tuple) of str tokens: a str itself would be read one character per token."""
+def tokens(op, value, chars_allowed=False):
+    """A list (or tuple) of non-empty str tokens; a str itself (one token per character) only where
+    ``chars_allowed`` (a character vocabulary)."""
+    if isinstance(value, str) and chars_allowed:
+        return value
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise TypeError(f"{op}: expected a list of tokens, got {type(value).__name__} {str(value)[:40]!r}; tokenize "
                         "the text first (WordTokenizer().tokenize(text), or list(text) for characters)")
@@ -180,7 +191,4 @@ def grad_array(op, p):
     if tuple(grad.shape) != tuple(p.shape):
         raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
                            f"{list(p.shape)}; the gradient must have the parameter's shape")
-    if grad.dtype != p.dtype:
-        raise RuntimeError(f"{op}: a gradient of dtype {grad.dtype} for a parameter of dtype {p.dtype}; "
-                           f"assign p.grad with the parameter's dtype")
     return grad

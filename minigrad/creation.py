@@ -42,6 +42,9 @@ def _new(op, make, shape, dtype, device, requires_grad):
     """A leaf holding make(xp, sizes, dtype, device), a new array (wrapped as it is: no copy)."""
     device = backend.normalize_device(device)
     dtype = get_default_dtype() if dtype is None else numpy.dtype(dtype)
+    if op in ("rand", "randn", "normal") and dtype.kind != "f":
+        raise TypeError(f"{op}: dtype {dtype} is not a floating dtype: random reals need float32 or float64 "
+                        "(randint draws integers)")
     if not shape:
         raise TypeError(f"{op}() missing the size: give the sizes ({op}(2, 3) or {op}((2, 3))), or {op}(()) for a "
                         "0-d tensor")

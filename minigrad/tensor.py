@@ -622,18 +622,18 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     # the reductions also take NumPy's names axis= and keepdims=, as torch does (arguments.numpy_aliases)
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         dim, keepdim = arguments.numpy_aliases("sum", dim, keepdim, axis, keepdims)
-        checks.dims("sum", dim, self.ndim)
+        dim = checks.reduction_dims("sum", dim, self.ndim)
         return fn.Sum.apply(self, dim, keepdim)
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         dim, keepdim = arguments.numpy_aliases("mean", dim, keepdim, axis, keepdims)
-        checks.dims("mean", dim, self.ndim)
+        dim = checks.reduction_dims("mean", dim, self.ndim)
         return fn.Mean.apply(self, dim, keepdim)
 
     def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Largest values over ``dim``; ties share the gradient equally (as torch.amax)."""
         dim, keepdim = arguments.numpy_aliases("amax", dim, keepdim, axis, keepdims)
-        checks.dims("amax", dim, self.ndim)
+        dim = checks.reduction_dims("amax", dim, self.ndim)
         return fn.Max.apply(self, dim, keepdim)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -653,7 +653,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """The int64 index of the largest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmax", dim, keepdim, axis, keepdims)
         checks.reduction_of_empty("argmax", self, dim, IndexError)
-        checks.dims("argmax", dim, self.ndim)
+        dim = checks.reduction_dims("argmax", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=True)
 
     def any(self):
@@ -665,7 +665,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def amin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Smallest values over ``dim``; ties share the gradient equally (as torch.amin)."""
         dim, keepdim = arguments.numpy_aliases("amin", dim, keepdim, axis, keepdims)
-        checks.dims("amin", dim, self.ndim)
+        dim = checks.reduction_dims("amin", dim, self.ndim)
         if self.dtype.kind in "ub":            # unsigned and boolean values cannot be negated (nor differentiated)
             return Tensor._from_array(self._data.min(axis=tuple(dim) if isinstance(dim, list) else dim,
                                                     keepdims=keepdim))
@@ -675,7 +675,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """The int64 index of the smallest value (the first one at a tie, as PyTorch documents)."""
         dim, keepdim = arguments.numpy_aliases("argmin", dim, keepdim, axis, keepdims)
         checks.reduction_of_empty("argmin", self, dim, IndexError)
-        checks.dims("argmin", dim, self.ndim)
+        dim = checks.reduction_dims("argmin", dim, self.ndim)
         return composed.index_of_extreme(self, dim, keepdim, largest=False)
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -694,7 +694,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
     def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """sum((x - mean)^2) / (n - correction) over dim; correction = 1 (unbiased, torch's default)."""
         dim, keepdim = arguments.numpy_aliases("var", dim, keepdim, axis, keepdims)
-        checks.dims("var", dim, self.ndim)
+        dim = checks.reduction_dims("var", dim, self.ndim)
         correction = (1 if unbiased else 0) if correction is None else correction
         return composed.variance(self, dim, keepdim, correction)
 
@@ -712,7 +712,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over dim (all elements by default); "fro" is p = 2, float("inf") the max |x|."""
-        checks.dims("norm", dim, self.ndim)
+        dim = checks.reduction_dims("norm", dim, self.ndim)
         return fn.Norm.apply(self, 2 if p == "fro" else p, dim, keepdim)
 
     # ------------------------------------------------------------------ shape
@@ -822,10 +822,14 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
 
     def repeat(self, *sizes):
         """Tile the tensor sizes[i] times along dim i (torch.Tensor.repeat, numpy.tile)."""
-        return composed.repeat(self, arguments.sizes(sizes))
+        return composed.repeat(self, checks.sizes("repeat", arguments.sizes(sizes)))
 
     def repeat_interleave(self, repeats, dim=None):
         """Each element repeated ``repeats`` (an int) times along dim (the flattened tensor when None)."""
+        if isinstance(repeats, int) and repeats < 0:
+            raise RuntimeError(f"repeat_interleave: Repeats must be non-negative, got repeats={repeats}")
+        if dim is not None:
+            checks.dim("repeat_interleave", dim, self.ndim)
         return composed.repeat_interleave(self, repeats, dim)
 
     def unbind(self, dim=0):
@@ -896,6 +900,7 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         return Tensor._from_array(sort_indices(self._data, dim, descending=descending))
 
     def multinomial(self, num_samples, replacement=False):
+        checks.positive_int("multinomial", "num_samples", num_samples, RuntimeError)     # PyTorch: n_sample <= 0
         return Tensor._from_array(multinomial_indices(self._data, num_samples, replacement))
 
     def index_select(self, dim, index):

@@ -107,7 +107,7 @@ v = Vocab(["a", "b"])
 PROBES = [
     # gradcheck
     ("gradcheck of .item()", _gradcheck_of(lambda x: (x * x).sum().item()), None, "gradcheck", ISSUE),
-    ("gradcheck of a detached output", _gradcheck_of(lambda x: x.detach() * 2), None, "gradcheck", FOUND),
+    ("gradcheck of a detached output", _gradcheck_of(lambda x: x.detach() * 2), None, "gradcheck", GUARD),
     ("gradcheck, analytic 0 and numeric tiny", _gradcheck_of(lambda x: x.detach() * 1e-7 + 0 * x), None,
      "gradcheck", ISSUE),
     ("gradcheck of a tuple of floats", _gradcheck_of(lambda x: (x.sum().item(), 1.0)), None, "gradcheck", FOUND),
@@ -119,6 +119,9 @@ PROBES = [
      lambda: nn.utils.clip_grad_norm_([_with_grad(np.zeros((3, 1), "float32"))], 1.0), None, "clip_grad_norm_", FOUND),
     ("clip_grad_norm_(max_norm=nan)", lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], math.nan),
      None, "clip_grad_norm_", FOUND),
+    ("clip_grad_norm_(norm_type='fro')",
+     lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], 1.0, norm_type="fro"),
+     lambda: T.nn.utils.clip_grad_norm_(_tparam(), 1.0, norm_type="fro"), "clip_grad_norm_", FOUND),
     ("clip_grad_norm_(max_norm=-1)", lambda: nn.utils.clip_grad_norm_([_with_grad(np.ones(3, "float32"))], -1.0),
      None, "clip_grad_norm_", FOUND),
     # views, shapes and dims
@@ -201,6 +204,13 @@ PROBES = [
     ("full((-1,), 2.0)", lambda: minigrad.full((-1,), 2.0), lambda: T.full((-1,), 2.0), "full", FOUND),
     ("empty(-1)", lambda: minigrad.empty(-1), lambda: T.empty(-1), "empty", FOUND),
     ("rand(2.5)", lambda: minigrad.rand(2.5), lambda: T.rand(2.5), "rand", FOUND),
+    ("randn(3, dtype=int64)", lambda: minigrad.randn(3, dtype=minigrad.int64), None, "randn", FOUND),
+    ("rand(3, dtype=int64)", lambda: minigrad.rand(3, dtype=minigrad.int64), None, "rand", FOUND),
+    ("repeat(-1)", lambda: minigrad.randn(3).repeat(-1), lambda: T.randn(3).repeat(-1), "repeat", FOUND),
+    ("repeat_interleave(-1)", lambda: minigrad.randn(3).repeat_interleave(-1), lambda: T.randn(3).repeat_interleave(-1),
+     "repeat_interleave", FOUND),
+    ("multinomial(0)", lambda: minigrad.tensor([0.5, 0.5]).multinomial(0), lambda: T.tensor([0.5, 0.5]).multinomial(0),
+     "multinomial", FOUND),
     ("x.new_zeros(-2)", lambda: x23.new_zeros(-2), lambda: t23.new_zeros(-2), "new_full", FOUND),
     # nn layers and functional
     ("nn.Linear on int64", lambda: nn.Linear(3, 2)(minigrad.tensor([[1, 2, 3]])),
@@ -243,17 +253,17 @@ PROBES = [
      "Adam", FOUND),
     ("AdamW(weight_decay=nan)", lambda: optim.AdamW([_param()], weight_decay=math.nan),
      lambda: T.optim.AdamW(_tparam(), weight_decay=math.nan), "AdamW", FOUND),
-    ("SGD(lr=-1)", lambda: optim.SGD([_param()], lr=-1), lambda: T.optim.SGD(_tparam(), lr=-1), "SGD", FOUND),
+    ("SGD(lr=-1)", lambda: optim.SGD([_param()], lr=-1), lambda: T.optim.SGD(_tparam(), lr=-1), "SGD", GUARD),
     ("SGD(momentum=-1)", lambda: optim.SGD([_param()], lr=0.1, momentum=-1),
-     lambda: T.optim.SGD(_tparam(), lr=0.1, momentum=-1), "SGD", FOUND),
+     lambda: T.optim.SGD(_tparam(), lr=0.1, momentum=-1), "SGD", GUARD),
     ("SGD(nesterov=True) without momentum", lambda: optim.SGD([_param()], lr=0.1, nesterov=True),
-     lambda: T.optim.SGD(_tparam(), lr=0.1, nesterov=True), "SGD", FOUND),
+     lambda: T.optim.SGD(_tparam(), lr=0.1, nesterov=True), "SGD", GUARD),
     ("RMSprop(alpha=-1)", lambda: optim.RMSprop([_param()], alpha=-1), lambda: T.optim.RMSprop(_tparam(), alpha=-1),
-     "RMSprop", FOUND),
+     "RMSprop", GUARD),
     ("Adagrad(lr_decay=-1)", lambda: optim.Adagrad([_param()], lr_decay=-1),
-     lambda: T.optim.Adagrad(_tparam(), lr_decay=-1), "Adagrad", FOUND),
+     lambda: T.optim.Adagrad(_tparam(), lr_decay=-1), "Adagrad", GUARD),
     ("Adagrad(initial_accumulator_value=-1)", lambda: optim.Adagrad([_param()], initial_accumulator_value=-1),
-     lambda: T.optim.Adagrad(_tparam(), initial_accumulator_value=-1), "Adagrad", FOUND),
+     lambda: T.optim.Adagrad(_tparam(), initial_accumulator_value=-1), "Adagrad", GUARD),
     ("StepLR(step_size=0)", lambda: lr_scheduler.StepLR(optim.SGD([_param()], lr=0.1), step_size=0), None,
      "StepLR", FOUND),
     ("CosineAnnealingLR(T_max=0)", lambda: lr_scheduler.CosineAnnealingLR(optim.SGD([_param()], lr=0.1), T_max=0),
@@ -295,10 +305,11 @@ PROBES = [
     ("Vocab.build(max_size=-1)", lambda: Vocab.build([["a", "b", "b"]], max_size=-1), None, "Vocab.build", ISSUE),
     ("Vocab.build(min_freq=0)", lambda: Vocab.build([["a"]], min_freq=0), None, "Vocab.build", FOUND),
     ("Vocab.build with ''", lambda: Vocab.build([["", "a"]]), None, "Vocab.build", ISSUE),
-    ("Vocab.build of str streams", lambda: Vocab.build(["hello world"]), None, "Vocab.build", FOUND),
-    ("Vocab.build of one str", lambda: Vocab.build("hello world"), None, "Vocab.build", FOUND),
+    ("Vocab.build of a stream holding a non-str", lambda: Vocab.build([["a", 3]]), None, "Vocab.build", FOUND),
     ("Vocab(['a', ''])", lambda: Vocab(["a", ""]), None, "Vocab", FOUND),
-    ("Vocab.encode('abc')", lambda: v.encode("abc"), None, "Vocab.encode", ISSUE),
+    ("Vocab.encode('abc') by a word vocabulary", lambda: Vocab(["ab", "c"]).encode("abc"), None, "Vocab.encode",
+     ISSUE),
+    ("Vocab.encode(None)", lambda: v.encode(None), None, "Vocab.encode", FOUND),
     ("Vocab.from_metadata({})", lambda: Vocab.from_metadata({}), None, "Vocab.from_metadata", ISSUE),
     ("WordTokenizer.tokenize(None)", lambda: WordTokenizer().tokenize(None), None, "WordTokenizer.tokenize", ISSUE),
     ("CharTokenizer.tokenize(['ab'])", lambda: CharTokenizer().tokenize(["ab"]), None, "CharTokenizer.tokenize",
@@ -316,14 +327,14 @@ PROBES = [
     ("sample(temperature=nan)", lambda: sample(_Decoder(), None, minigrad.tensor([2]), 3, temperature=math.nan),
      None, "sample", FOUND),
     ("beam_search(beam_size=0)", lambda: beam_search(_Decoder(), None, minigrad.tensor([2]), 0, 3, eos=3), None,
-     "beam_search", FOUND),
+     "beam_search", GUARD),
     # metrics
     ("accuracy (4,) vs (1,)", lambda: metrics.accuracy(minigrad.tensor([1, 1, 1, 1]), minigrad.tensor([1])), None,
      "accuracy", ISSUE),
     ("accuracy (4,) vs (3,)", lambda: metrics.accuracy(minigrad.tensor([1, 1, 1, 1]), minigrad.tensor([1, 1, 1])),
      None, "accuracy", ISSUE),
-    ("accuracy of scores (2, 3) vs targets (3,)", lambda: metrics.accuracy(minigrad.randn(2, 3), minigrad.tensor([0, 1, 2])),
-     None, "accuracy", FOUND),
+    ("accuracy of scores (2, 3) vs targets (3,)",
+     lambda: metrics.accuracy(minigrad.randn(2, 3), minigrad.tensor([0, 1, 2])), None, "accuracy", FOUND),
     ("accuracy, every target ignored", lambda: metrics.accuracy(minigrad.tensor([1, 0]), minigrad.tensor([0, 0]),
                                                                 ignore_index=0), None, "accuracy", FOUND),
     ("accuracy of nothing", lambda: metrics.accuracy(minigrad.tensor([]), minigrad.tensor([])), None, "accuracy",
@@ -357,7 +368,8 @@ def test_the_probes_cover_the_issue_and_more():
     assert issue >= 40 and found > issue, (issue, found)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write into a read-only folder")
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may write into a read-only folder")
 def test_save_into_a_read_only_folder_names_the_checkpoint(tmp_path):
     folder = tmp_path / "read-only"
     folder.mkdir()
@@ -408,6 +420,14 @@ def test_gradcheck_still_passes_what_has_nothing_to_hide():
     assert minigrad.gradcheck(lambda a: a.relu(), (negative.requires_grad_(),))
     x, y = (minigrad.randn(2, dtype=minigrad.float64, requires_grad=True) for _ in range(2))
     assert minigrad.gradcheck(lambda a, b: a * 2 + 0 * b, (x, y))
+
+
+def test_amax_backward_keeps_float32():
+    """Found while checking gradients at the optimizer boundary: amax's backward divided by an integer
+    count of ties, so a float32 model (TransformerClassifier with max pooling) got float64 gradients."""
+    x = minigrad.randn(2, 4, 3, requires_grad=True)
+    x.amax(dim=1).sum().backward()
+    assert x.grad.dtype == np.float32
 
 
 def test_a_view_is_a_view_and_contiguous_makes_one_possible():
@@ -462,6 +482,7 @@ def _compare_with_torch(ours, theirs, op):
 
 
 needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+SCALE = 10 if os.environ.get("HYPOTHESIS_PROFILE") == "dev" else 1     # the dev profile searches 10x longer
 shapes = st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple)
 dims = st.integers(-5, 5)
 sizes = st.lists(st.one_of(st.integers(-3, 4), st.sampled_from([2.0, 0.5])), min_size=0, max_size=4).map(tuple)
@@ -473,7 +494,7 @@ def _pair(shape, seed=0):
 
 
 @needs_torch
-@settings(max_examples=60)
+@settings(max_examples=60 * SCALE)
 @given(shape=shapes, target=sizes)
 def test_reshape_and_view_sizes_as_pytorch(shape, target):
     ours, theirs = _pair(shape)
@@ -482,7 +503,7 @@ def test_reshape_and_view_sizes_as_pytorch(shape, target):
 
 
 @needs_torch
-@settings(max_examples=60)
+@settings(max_examples=60 * SCALE)
 @given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=3).map(tuple), data=st.data())
 def test_view_of_a_permuted_or_sliced_tensor_as_pytorch(shape, data):
     """A view is a view or an error: minigrad raises exactly where PyTorch's strides do."""
@@ -507,7 +528,7 @@ DIM_OPS = {
 
 
 @needs_torch
-@settings(max_examples=80)
+@settings(max_examples=80 * SCALE)
 @given(shape=shapes, dim=dims, op=st.sampled_from(sorted(DIM_OPS)))
 def test_dims_as_pytorch(shape, dim, op):
     if op in ("amax", "argmax") and 0 in shape:
@@ -520,7 +541,7 @@ CREATORS = ["zeros", "ones", "rand", "randn", "empty"]
 
 
 @needs_torch
-@settings(max_examples=60)
+@settings(max_examples=60 * SCALE)
 @given(size=sizes, op=st.sampled_from(CREATORS))
 def test_creation_sizes_as_pytorch(size, op):
     op_named = op
@@ -543,7 +564,7 @@ OPTIMIZERS = {"SGD": ["lr", "momentum", "weight_decay"], "Adam": ["lr", "eps", "
 
 
 @needs_torch
-@settings(max_examples=80)
+@settings(max_examples=80 * SCALE)
 @given(name=st.sampled_from(sorted(OPTIMIZERS)), data=st.data(), value=hyper_values)
 def test_optimizer_hyper_parameters_as_pytorch(name, data, value):
     key = data.draw(st.sampled_from(OPTIMIZERS[name]))
@@ -569,7 +590,7 @@ INPUT_DTYPES = ["int64", "int32", "bool", "float32", "float64"]
 
 
 @needs_torch
-@settings(max_examples=40)
+@settings(max_examples=40 * SCALE)
 @given(layer=st.sampled_from(["Linear", "LSTM", "GRU", "RNN"]), dtype=st.sampled_from(INPUT_DTYPES))
 def test_layer_input_dtypes_as_pytorch(layer, dtype):
     """A float32 layer given int, bool or float64 input raises PyTorch's type, naming the layer."""
@@ -587,7 +608,7 @@ def test_layer_input_dtypes_as_pytorch(layer, dtype):
 
 
 @needs_torch
-@settings(max_examples=40)
+@settings(max_examples=40 * SCALE)
 @given(batch_size=st.one_of(st.integers(-3, 4), st.sampled_from([2.5, "2"])))
 def test_dataloader_batch_size_as_pytorch(batch_size):
     _compare_with_torch(lambda: len(DataLoader(list(range(5)), batch_size=batch_size)),

@@ -90,5 +90,5 @@ class Max(Function):
     def backward(ctx, dout):
         (is_max,) = ctx.saved_tensors
         dout = _restore(dout, ctx.axes, ctx.keepdim)
-        ties = is_max.sum(axis=ctx.axes, keepdims=True)
+        ties = is_max.sum(axis=ctx.axes, keepdims=True, dtype=dout.dtype)      # a float count: dout keeps its dtype
         return is_max * (dout / ties), None, None              # 1/k at each maximum

@@ -22,6 +22,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be a number >= 0, got {max_norm!r} (a NaN or negative "
                          "bound would make every gradient NaN or flip its sign)")
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
+        raise ValueError(f"clip_grad_norm_: norm_type must be a number (2.0, 1.0 or float('inf')), got {norm_type!r}")
     for p in parameters:
         if p.grad is not None:
             p.grad = grad_array("clip_grad_norm_", p)              # p.grad = <Tensor> read as its array

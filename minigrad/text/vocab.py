@@ -47,13 +47,8 @@ class Vocab:
         if max_size is not None:
             checks.non_negative_int("Vocab.build", "max_size", max_size)
         checks.positive_int("Vocab.build", "min_freq", min_freq)
-        if isinstance(token_streams, str):
-            raise TypeError("Vocab.build: token_streams must be an iterable of token lists, got one str; "
-                            "pass [tokens] for one stream")
         counts = Counter()
-        for tokens in token_streams:
-            if isinstance(tokens, str):
-                checks.tokens("Vocab.build", tokens)             # raises: a str is not a list of tokens
+        for tokens in token_streams:              # a list of tokens, or a str: a stream of characters
             counts.update(tokens)
         checks.tokens("Vocab.build", list(counts))               # each distinct token once: cheap
         for special in SPECIALS:
@@ -82,9 +77,11 @@ class Vocab:
         return f"Vocab({len(self)} tokens: {self.itos[:8]}{' ...' if len(self) > 8 else ''})"
 
     def encode(self, tokens, add_bos=False, add_eos=False):
-        """A list of tokens -> a list of ids (unknown tokens -> <unk>)."""
-        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
-            checks.tokens("Vocab.encode", tokens)                 # raises: a str would be one id per character
+        """A list of tokens -> a list of ids (unknown tokens -> <unk>).  A str is a list of characters
+        only to a character vocabulary (every ordinary token one character); to any other it is refused."""
+        if isinstance(tokens, str) or not hasattr(tokens, "__iter__"):
+            chars = all(len(token) == 1 for token in self.itos[len(SPECIALS):])
+            checks.tokens("Vocab.encode", tokens, chars_allowed=chars)
         try:
             ids = list(map(self.stoi.__getitem__, tokens))   # fast path: every token known
         except KeyError:
@@ -103,7 +100,8 @@ class Vocab:
         """
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
-        if not isinstance(ids, (list, tuple)) or any(isinstance(i, list) for i in ids):
+        ids = list(ids) if hasattr(ids, "__iter__") and not isinstance(ids, (str, bytes)) else ids
+        if not isinstance(ids, list) or any(isinstance(i, list) for i in ids):
             raise TypeError(f"Vocab.decode: expected a list or 1-D Tensor of ids, got {str(ids)[:60]}; decode a "
                             "batch one row at a time")
         bad = [i for i in ids if not isinstance(i, numbers.Integral) or isinstance(i, bool) or not 0 <= i < len(self)]
