@@ -180,7 +180,8 @@ def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None,
         shutil.rmtree(snapshot, ignore_errors=True)
     pairs = similarity.pairwise(sources, base=student_version(assignment.reference))
     _write_similarity(out, pairs, progress)
-    rows = _rows(out, names, grader.checks)
+    near = similarity.pair_flags(sources, base=similarity.handout(assignment))   # classmates: in gradebook.csv too
+    rows = _rows(out, names, grader.checks, near)
     _write_gradebook(out, rows, grader.checks)
     return Gradebook(rows, counts)
 
@@ -223,7 +224,8 @@ def _write_student(out, name, results, flags, seed, isolation):
          "flags": flags}, indent=2) + "\n")   # last: "graded"
 
 
-def _rows(out, names, checks):
+def _rows(out, names, checks, near=None):
+    """The gradebook's rows; ``near``: {student: [flag]} of near-identical classmates (similarity.pair_flags)."""
     rows = []
     for name in names:
         graded = _record(out, name) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
@@ -237,7 +239,8 @@ def _rows(out, names, checks):
             row["status"] = "graded"
             row["total"] = sum(scores.get(c.name, 0) for c in checks)
             row["isolation"] = graded.get("isolation") or ""
-            row["flags"] = "; ".join(graded.get("flags", []))
+            row["flags"] = "; ".join(graded.get("flags", []) + [f for r in graded["results"] for f in r.get("flags", [])]
+                                     + (near or {}).get(name, []))
         rows.append(row)
     return rows
 

@@ -1,0 +1,211 @@
+"""Copy flags are evidence, calibrated on honest work (issue 38 item 1).
+
+tests/fixtures/honest/rnn holds 30 correct rnn submissions in independent styles (CS231n's Wx/Wh names,
+einsum, while loops, long names, recursion, in-place updates, a vectorised BPTT, a closure as the cache,
+per-entry loops, ...; units.py and make.py say how they are put together).  None may be flagged; every
+disguised copy of the grader's tests must be, with the lines that match; a near-identical pair of students
+is flagged in gradebook.csv.
+"""
+import ast
+import csv
+import glob
+import importlib.util
+import itertools
+import os
+import re
+import shutil
+
+import numpy
+
+from minigrad.coursework import load_assignment
+from minigrad.coursework.authoring.assignment import list_assignments
+from minigrad.coursework.authoring.make import student_version
+from minigrad.coursework.grading import similarity
+from minigrad.coursework.grading.gradebook import grade_folder
+from minigrad.coursework.grading.grader import Grader
+from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = sorted(glob.glob(os.path.join(HERE, "fixtures", "honest", "rnn", "[0-9][0-9]_*.py")))
+RNN = load_assignment("rnn")
+REFERENCE = student_version(RNN.reference, solutions=True)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def units(path):
+    """The (step, sequence) units a corpus file is made of (make.py): two files sharing one share its code."""
+    k = int(os.path.basename(path)[:2])
+    return {("step", k % 10), ("sequence", (k + 3 * (k // 10)) % 10)}
+
+
+# ----------------------------------------------------------------------------- what a copier does
+
+class Rename(ast.NodeTransformer):
+    """Every variable and argument (not a function, a module or an attribute) gets a new name."""
+
+    def __init__(self, tree):
+        stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        stored |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        self.names = {name: f"v{number}_" for number, name in enumerate(sorted(stored))}
+
+    def visit_Name(self, node):
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self.names.get(node.arg, node.arg)
+        return node
+
+
+def renamed(source):
+    """What a copier does: every local renamed, comments gone, the spacing changed."""
+    tree = ast.parse(source)
+    text = ast.unparse(Rename(tree).visit(tree))
+    return "\n\n".join(text.replace(", ", ",").replace(" = ", "=").split("\n"))
+
+
+class Wrap(ast.NodeTransformer):
+    """Every name read becomes (x if 1 else 0): the same program, other text (test_grader_course_attacks)."""
+
+    def visit_Name(self, node):
+        return ast.IfExp(ast.Constant(1), node, ast.Constant(0)) if isinstance(node.ctx, ast.Load) else node
+
+
+def wrapped(source):
+    return ast.unparse(Wrap().visit(ast.parse(source)))
+
+
+def reordered(source):
+    """The functions in reverse order, a dead statement at the top of each."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            node.body.insert(0, ast.parse("_unused = None").body[0])
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    rest = [n for n in tree.body if not isinstance(n, ast.FunctionDef)]
+    tree.body = rest + functions[::-1]
+    return ast.unparse(tree)
+
+
+COPIES = {
+    "renamed": renamed(REFERENCE),
+    "wrapped": wrapped(REFERENCE),
+    "reordered": reordered(renamed(REFERENCE)),
+    "in a helper module": {"rnn.py": "from mine import *\n", "mine.py": renamed(REFERENCE)},
+}
+
+
+# ----------------------------------------------------------------------------- the corpus
+
+def test_the_honest_corpus_has_thirty_correct_solutions_in_distinct_styles():
+    assert len(CORPUS) == 30 and len({frozenset(units(p)) for p in CORPUS}) == 30
+    rng = numpy.random.default_rng(0)
+    T, N, D, H = 4, 3, 5, 6
+    x, h0 = rng.standard_normal((T, N, D)), rng.standard_normal((N, H))
+    w_ih, w_hh = 0.5 * rng.standard_normal((H, D)), 0.5 * rng.standard_normal((H, H))
+    b_ih, b_hh, dh = rng.standard_normal(H), rng.standard_normal(H), rng.standard_normal((T, N, H))
+    hs, caches, h = [], [], h0
+    for t in range(T):                                   # the library's own steps: the expected values
+        h, cache = rnn_step_forward(x[t], h, w_ih, w_hh, b_ih, b_hh)
+        hs.append(h)
+        caches.append(cache)
+    carry, dxs, sums = numpy.zeros((N, H)), [None] * T, [0, 0, 0, 0]
+    for t in reversed(range(T)):
+        dxs[t], carry, *weights = rnn_step_backward(dh[t] + carry, caches[t])
+        sums = [a + b for a, b in zip(sums, weights)]
+    expected = [numpy.stack(dxs), carry] + sums
+    for path in CORPUS:
+        spec = importlib.util.spec_from_file_location("honest_rnn", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out, cache = module.rnn_forward(x, h0, w_ih, w_hh, b_ih, b_hh)
+        grads = module.rnn_backward(dh, cache)
+        assert numpy.allclose(out, numpy.stack(hs)) and len(grads) == 6, path
+        assert all(numpy.allclose(a, b) for a, b in zip(grads, expected)), path
+        step, step_cache = module.rnn_step_forward(x[0], h0, w_ih, w_hh, b_ih, b_hh)
+        step_grads = module.rnn_step_backward(dh[0], step_cache)
+        assert numpy.allclose(step, hs[0]), path
+        assert all(numpy.allclose(a, b) for a, b in zip(step_grads, rnn_step_backward(dh[0], caches[0]))), path
+
+
+def test_no_honest_submission_is_flagged_and_every_disguised_copy_is():
+    flagged = {os.path.basename(p): similarity.reference_flags(read(p), RNN) for p in CORPUS}
+    assert {name: f for name, f in flagged.items() if f} == {}
+    for what, copy in COPIES.items():
+        flags = similarity.reference_flags(copy, RNN)
+        assert any("the reference solution of the shipped assignment 'rnn'" in f for f in flags), (what, flags)
+        assert any(re.search(r"matching: (mine|rnn)\.py lines \d", f) for f in flags), (what, flags)
+
+
+def test_the_margin_between_the_honest_corpus_and_the_copies():
+    """The honest corpus's highest share of own code matched in any source (0.04), and the copies' lowest (0.79:
+    the reordered one, its dead statements count as its own)."""
+    def best(source):
+        files = {RNN.module: source} if isinstance(source, str) else source
+        words = [t for name in sorted(files) for t, _ in similarity.line_tokens(files[name])]
+        own = [not g for g in similarity._covered(words, similarity._handed_out(RNN), similarity.HANDED_OUT)]
+        shares = [sum(m and o for m, o in zip(similarity._covered(words, runs, similarity.RUN), own)) / sum(own)
+                  for _, runs in similarity._candidates(list_assignments)]
+        return max(shares)
+    honest = max(best(read(p)) for p in CORPUS)
+    copies = min(best(c) for c in COPIES.values())
+    assert honest < 0.1 and copies > 0.75 and honest < similarity.OWN_FLAG_AT < copies, (honest, copies)
+
+
+def test_the_handout_s_own_helpers_and_hinted_loop_are_not_evidence():
+    """The issue's case: the loop the hints dictate matched rnn_fast.py's rnn_forward at 86%."""
+    hinted = [p for p in CORPUS if "hinted_loop" in p or "helpers" in p]
+    assert len(hinted) == 6
+    assert all(similarity.reference_flags(read(p), RNN) == [] for p in hinted)
+
+
+def test_near_identical_classmates_are_flagged_and_independent_ones_are_not():
+    sources = {os.path.basename(p): read(p) for p in CORPUS}
+    base = similarity.handout(RNN)
+    assert similarity.pair_flags(sources, base=base) == {}
+    given = similarity.fingerprints(base)
+    prints = {name: similarity.fingerprints(text) - given for name, text in sources.items()}
+    score = {(a, b): len(prints[a] & prints[b]) / max(len(prints[a]), len(prints[b]))
+             for a, b in itertools.combinations(sorted(prints), 2)}
+    independent = max(s for (a, b), s in score.items()
+                      if not units(os.path.join(HERE, a)) & units(os.path.join(HERE, b)))
+    sharing_a_unit = max(score.values())       # make.py's pairs share one unit verbatim: half a copy
+    assert independent < 0.5 and sharing_a_unit < similarity.PAIR_FLAG_AT, (independent, sharing_a_unit)
+    for name in ("07_memory_class_zip_reversed.py", "00_cs231n_hinted_loop.py", "12_helpers_long_names.py"):
+        for copy in (renamed(sources[name]), wrapped(sources[name])):
+            flags = similarity.pair_flags(dict(sources, copier=copy), base=base)
+            assert sorted(flags) == sorted([name, "copier"]), (name, flags)
+            assert f"near-identical to {name}'s submission" in flags["copier"][0]
+
+
+def test_gradebook_csv_flags_a_near_identical_pair(tmp_path):
+    """A renamed copy of a classmate: 1.00 in similarity.csv, and now in gradebook.csv's flags as well."""
+    chosen = ["01_einsum_while_loops.py", "14_in_place_zip_reversed.py"]
+    for name in chosen:
+        os.makedirs(tmp_path / "class" / name[:-3])
+        shutil.copyfile(os.path.join(HERE, "fixtures", "honest", "rnn", name), tmp_path / "class" / name[:-3] / "rnn.py")
+    os.makedirs(tmp_path / "class" / "zz_copier")
+    (tmp_path / "class" / "zz_copier" / "rnn.py").write_text(renamed(read(os.path.join(HERE, "fixtures", "honest",
+                                                                                      "rnn", chosen[0]))))
+    grade_folder(tmp_path / "class", "rnn", tmp_path / "out", jobs=2, seed=3, only=["rnn_step"])
+    with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert rows["01_einsum_while_loops"]["flags"].startswith("near-identical to zz_copier's submission")
+    assert rows["zz_copier"]["flags"].startswith("near-identical to 01_einsum_while_loops's submission")
+    assert rows["14_in_place_zip_reversed"]["flags"] == ""
+    assert {row["total"] for row in rows.values()} == {"2"}
+
+
+def test_the_grader_gives_corpus_solutions_full_marks(tmp_path):
+    """Three of the styles through the whole grader, one reference run (all 30: the note's run, grade -j 2)."""
+    with Grader("rnn", seed=2) as grader:
+        for name in ["02_helpers_recursion.py", "08_closure_batch_first.py", "11_einsum_einsum_bptt.py"]:
+            folder = tmp_path / name[:-3]
+            os.makedirs(folder)
+            shutil.copyfile(os.path.join(HERE, "fixtures", "honest", "rnn", name), folder / "rnn.py")
+            results = grader.grade(str(folder))
+            assert all(r["passed"] and not r["flags"] for r in results), [(r["name"], r["message"]) for r in results]
