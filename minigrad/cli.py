@@ -72,7 +72,7 @@ def _check(args):
     limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
     hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
     _say_isolation()
-    with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide) as grader:
+    with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide, graded=False) as grader:
         print(f"grading seed: {grader.seed}", file=sys.stderr)
         try:
             results = grader.grade(args.submission)

@@ -84,8 +84,11 @@ class Grader:
         grader.close()
     """
 
-    def __init__(self, assignment, seed=None, only=None, limits=None, hide=()):
+    def __init__(self, assignment, seed=None, only=None, limits=None, hide=(), graded=True):
+        """``graded``: a graded run (``grade``, Gradescope) shows at most the hint_policy's "graded" levels;
+        ``minigrad check``, the student's own tool, passes False (hints.py)."""
         self.assignment = load_assignment(assignment)
+        self.graded = graded
         self.hide = [self.assignment.path] + [os.path.abspath(p) for p in hide]   # covered in students' workers
         self.seed = grading_seed(seed)
         self.limits = limits or Limits()
@@ -419,9 +422,10 @@ class Grader:
         if outcome.status is Status.DTYPE and not causes:
             result["hints"] = []   # a dtype failure is not what the hints are about: they would mislead
         elif outcome.status is Status.IMPORT:
-            result["hints"] = check.hints.shown("not implemented", part)   # nothing ran yet: the first hint only
+            # nothing ran yet: the first hint only
+            result["hints"] = check.hints.shown("not implemented", part, self.graded)
         else:
-            result["hints"] = check.hints.shown(words, part)
+            result["hints"] = check.hints.shown(words, part, self.graded)
         result["hint"] = "\n".join(result["hints"])
         return result
 

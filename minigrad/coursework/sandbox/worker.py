@@ -180,7 +180,8 @@ def call(what, function, *args):
 def _member(module, name):
     value = getattr(module, name, None)
     if value is None:
-        raise StudentError(f"your file has no {name}: keep the names of the assignment's file")
+        raise StudentError(f"your file has no {name}: keep the names of the assignment's file",
+                           NOT_IMPLEMENTED)   # an empty file: nothing tried yet, the first hint only
     return value
 
 
