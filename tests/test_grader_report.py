@@ -71,14 +71,17 @@ def test_a_syntax_error_points_at_the_student_s_file_and_line(grader, tmp_path):
 
 
 def test_the_table_s_worst_element_is_the_one_the_details_name(grader, tmp_path):
-    results = grader.grade(submit(tmp_path / "offset", bug("dw_ih = da_x.T @ x", "dw_ih = da_x.T @ x + 0.05")))
+    # one entry far off, one row of the wrong sign: the largest relative error (2, the row) is not where the
+    # tolerance is exceeded most (the entry); the old table named the row, the details the entry
+    results = grader.grade(submit(tmp_path / "offset", bug("    dw_ih = da_x.T @ x\n", "    dw_ih = da_x.T @ x\n"
+                                                             "    dw_ih[0, 0] += 100.0\n    dw_ih[2] = -dw_ih[2]\n")))
     step = results[0]
     assert step["backward"] is False
     named = re.match(r"(?:differs from finite differences: )?(dw_ih\[\d+, \d+\]) is .*\(max relative error "
                      r"([0-9.e+-]+)\)", step["message"])
     assert named, step["message"]
     cells = row(table(results), "rnn_step")
-    assert cells[5] == named.group(1) == step["worst"], (cells, step["message"])
+    assert cells[5] == named.group(1) == step["worst"] == "dw_ih[0, 0]", (cells, step["message"])
     assert cells[4] == named.group(2)
 
 
