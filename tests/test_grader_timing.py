@@ -106,7 +106,7 @@ def test_the_calibration_leaves_an_honest_per_entry_loop_room(step_grader):
     assert timing.entries == 8 * 64 + 8 * 256 + 64 * 256 + 256 * 256 + 256       # dx dh_prev dWx dWh db
     assert timing.elements == timing.entries                                     # one step: no time axis
     assert timing.allowance() >= ROOM * timing.per_entry * timing.entries
-    assert timing.stop_at(timing.forward_seconds) >= timing.allowance()
+    assert timing.stop_at(0.0) == timing.allowance() and timing.stop_at(1.0) == 0.25 * 2 * timing.elements
 
 
 def _burner():
