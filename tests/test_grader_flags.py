@@ -40,8 +40,9 @@ REFERENCE = student_version(RNN.reference, solutions=True)
 LSTM_GRU = load_assignment("lstm_gru")
 # each set's make.py: which two units file k is made of (two files sharing one share half their code)
 UNITS = {"rnn": lambda k: {("a", k % 10), ("b", (k + 3 * (k // 10)) % 10)},
-         "lstm_gru": lambda k: {("a", k % 6), ("b", (k + k // 6) % 6)}}
-SETS = ["rnn", "lstm_gru"]
+         "lstm_gru": lambda k: {("a", k % 6), ("b", (k + k // 6) % 6)},
+         "attention": lambda k: {("a", k % 5), ("b", (k // 5 + k) % 5), ("c", k // 5)}}
+SETS = ["rnn", "lstm_gru", "attention"]
 
 
 def read(path):
@@ -176,6 +177,36 @@ def test_the_lstm_gru_corpus_has_thirty_correct_solutions_in_distinct_styles():
             assert len(got) == 7 and all(numpy.allclose(a, b) for a, b in zip(got, expected_gru[after])), path
 
 
+def test_the_attention_corpus_has_thirty_correct_solutions_in_distinct_styles():
+    from minigrad.functions.attention import attention_backward, attention_forward
+    from minigrad.functions.normalization import layer_norm_backward, layer_norm_forward
+    from minigrad.functions.softmax import softmax_backward, softmax_forward
+    paths = corpus("attention")
+    assert len(paths) == 30 and len({frozenset(units(p, "attention")) for p in paths}) == 30
+    rng = numpy.random.default_rng(2)
+    x, dx = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 3, 5))
+    z, w, b, dz = rng.standard_normal((4, 6)), rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal((4, 6))
+    q, k, v = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 5))
+    bias, dout = rng.standard_normal((4, 3)), rng.standard_normal((2, 4, 5))
+    y, cache = softmax_forward(x)
+    expected = [y, softmax_backward(dx, cache)]
+    y, cache = layer_norm_forward(z, w, b, 1e-5)
+    expected += [y, *layer_norm_backward(dz, cache)]
+    y, cache = attention_forward(q, k, v, bias)
+    expected += [y, *attention_backward(dout, cache)]
+    for path in paths:
+        spec = importlib.util.spec_from_file_location("honest_attention", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        y, cache = module.softmax_forward(x)
+        got = [y, module.softmax_backward(dx, cache)]
+        y, cache = module.layer_norm_forward(z, w, b, 1e-5)
+        got += [y, *module.layer_norm_backward(dz, cache)]
+        y, cache = module.attention_forward(q, k, v, bias)
+        got += [y, *module.attention_backward(dout, cache)]
+        assert len(got) == len(expected) and all(numpy.allclose(a, e) for a, e in zip(got, expected)), path
+
+
 @pytest.mark.parametrize("name", SETS)
 def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
     assignment = load_assignment(name)
@@ -190,7 +221,8 @@ def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
 @pytest.mark.parametrize("name", SETS)
 def test_the_margin_between_the_honest_corpus_and_the_copies(name):
     """The honest corpus's highest share of own code matched in any source (rnn 0.04, lstm_gru 0.14), and the
-    copies' lowest (rnn 0.79, lstm_gru 0.96: the reordered one, its dead statements count as its own)."""
+    copies' lowest (rnn 0.79, lstm_gru 0.96, attention 0.85: the reordered one, its dead statements count as its
+    own)."""
     assignment = load_assignment(name)
 
     def best(source):
@@ -216,7 +248,8 @@ def test_the_handout_s_own_helpers_and_hinted_loop_are_not_evidence():
 def test_near_identical_classmates_are_flagged_and_independent_ones_are_not(name):
     """Honest pairs: at most 0.86 of the larger one's fingerprints (two files of make.py sharing one unit
     verbatim; pairs sharing none: rnn 0.35, lstm_gru 0.67: two GRU backwards written apart converge on the
-    same steps); a renamed or wrapped copy of a classmate: at least 0.93."""
+    same steps; attention: every pair shares a unit, at most 0.73); a renamed or wrapped copy of a classmate:
+    at least 0.93."""
     sources = {os.path.basename(p): read(p) for p in corpus(name)}
     base = similarity.handout(load_assignment(name))
     assert similarity.pair_flags(sources, base=base) == {}
@@ -224,10 +257,10 @@ def test_near_identical_classmates_are_flagged_and_independent_ones_are_not(name
     prints = {student: similarity.fingerprints(text) - given for student, text in sources.items()}
     score = {(a, b): len(prints[a] & prints[b]) / max(len(prints[a]), len(prints[b]))
              for a, b in itertools.combinations(sorted(prints), 2)}
-    independent = max(s for (a, b), s in score.items() if not units(a, name) & units(b, name))
+    independent = max([s for (a, b), s in score.items() if not units(a, name) & units(b, name)], default=0.0)
     sharing_a_unit = max(score.values())       # make.py's pairs share one unit verbatim: half a copy
     assert independent < 0.75 and sharing_a_unit < similarity.PAIR_FLAG_AT, (independent, sharing_a_unit)
-    for student in sorted(sources)[::7]:
+    for student in sorted(sources)[::15]:
         for copy in (renamed(sources[student]), wrapped(sources[student])):
             flags = similarity.pair_flags(dict(sources, copier=copy), base=base)
             assert sorted(flags) == sorted([student, "copier"]), (student, flags)
