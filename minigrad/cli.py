@@ -4,7 +4,7 @@
     minigrad assignment make SOURCE OUT [--with-solutions] [--force]
     minigrad assignment new NAME [DIR]
     minigrad assignment autograder NAME out.zip [--seed N]
-    minigrad check SUBMISSION --assignment NAME [--json results.json] [--report report.txt]
+    minigrad check [SUBMISSION] [--assignment NAME] [--json results.json] [--report report.txt]
                    [--only CHECK ...] [--seed N] [--time-limit S] [--memory-limit MB]
     minigrad grade SUBMISSIONS --assignment NAME --out DIR [-j N] [--regrade] [--only CHECK ...] [--seed N]
     minigrad lessons notebooks [OUT] [--lessons PATH]
@@ -75,8 +75,13 @@ def _check(args):
     from .coursework.sandbox import Limits, NotGraded
     limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
     hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
+    if args.assignment is None:
+        from .coursework.authoring.assignment import infer_assignment
+        args.assignment = infer_assignment(args.submission)
+        print(f"minigrad: assignment {args.assignment} (its files are in {os.path.abspath(args.submission)}; "
+              "--assignment chooses another)", file=sys.stderr)
     _say_isolation()
-    with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide) as grader:
+    with Grader(args.assignment, seed=args.seed, only=args.only, limits=limits, hide=hide, graded=False) as grader:
         print(f"grading seed: {grader.seed}", file=sys.stderr)
         try:
             results = grader.grade(args.submission)
@@ -198,8 +203,10 @@ def parser():
     new.add_argument("dir", nargs="?", help="the folder to create (default: ./NAME)")
     new.set_defaults(run=_new)
     check = commands.add_parser("check", help="grade a submission")
-    check.add_argument("submission", help="the student's file, or a folder holding it")
-    check.add_argument("--assignment", required=True, help="a shipped assignment's name, or an assignment folder")
+    check.add_argument("submission", nargs="?", default=".",
+                       help="the student's file, or a folder holding it (default: this folder)")
+    check.add_argument("--assignment", help="a shipped assignment's name, or an assignment folder (default: "
+                       "the shipped one whose files are there, as `minigrad assignment make` wrote them)")
     check.add_argument("--json", help="also write the results for Gradescope to this file")
     check.add_argument("--report", help="also write the table and diagnoses to this file")
     check.add_argument("--seed", type=int, help="the grading seed (default: MINIGRAD_GRADING_SEED, else a fresh one)")

@@ -14,10 +14,12 @@ def hints_for(assignment_spec, check_spec, outcome, part=None):
     return Hints.of(check_spec, assignment_spec).shown(outcome, part)
 
 
-def test_not_implemented_shows_the_first_hint_and_a_failure_shows_them_all():
+def test_not_implemented_shows_the_first_hint_and_a_failure_the_next_one_never_the_formula():
     assert hints_for({}, CHECK, "not implemented") == ["a nudge"]
-    assert hints_for({}, CHECK, "failed") == ["a nudge", "the idea", "the formula"]
+    assert hints_for({}, CHECK, "failed") == ["a nudge", "the idea"]
     assert hints_for({}, CHECK, "passed") == []
+    assert hints_for({}, dict(CHECK, hints=["a nudge", "the formula"]), "failed") == ["a nudge"]
+    assert hints_for({"hint_policy": {"failed": "all"}}, CHECK, "failed") == CHECK["hints"]   # asked for
 
 
 def test_the_assignment_sets_how_many_levels_each_outcome_shows():
@@ -35,9 +37,9 @@ def test_an_older_single_hint_is_one_level_and_no_hint_is_none():
 def test_a_failed_forward_gets_the_forward_hints_never_the_backward_formula():
     check = dict(CHECK, forward_hints=["a forward nudge", "the forward formula"])
     assert hints_for({}, check, "not implemented", "forward") == ["a forward nudge"]
-    assert hints_for({}, check, "failed", "forward") == ["a forward nudge", "the forward formula"]
-    assert hints_for({}, check, "failed", "backward") == CHECK["hints"]
-    assert hints_for({}, CHECK, "failed", "forward") == CHECK["hints"]   # no forward hints: the check's own
+    assert hints_for({}, check, "failed", "forward") == ["a forward nudge"]
+    assert hints_for({}, check, "failed", "backward") == CHECK["hints"][:2]
+    assert hints_for({}, CHECK, "failed", "forward") == CHECK["hints"][:2]   # no forward hints: the check's own
 
 
 def test_an_unknown_outcome_is_an_error():

@@ -88,7 +88,7 @@ def test_a_disguised_copy_of_the_reference_is_flagged_and_an_honest_solution_is_
     compile(copy, "copy.py", "exec")
     flags = reference_flags(copy, RNN)
     assert any("the reference solution of the shipped assignment 'rnn'" in f for f in flags), flags
-    assert any("minigrad's own minigrad/functions/rnn_steps.py" in f for f in flags), flags
+    assert any("; matching: rnn.py lines " in f for f in flags), flags   # which lines: the evidence
     assert reference_flags(HONEST, RNN) == []
     assert reference_flags(student_version(RNN.reference), "rnn") == []    # the handed-out file alone
 

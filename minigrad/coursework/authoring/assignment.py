@@ -329,6 +329,22 @@ def list_assignments():
     return sorted(found, key=lambda a: (a.order, a.name))
 
 
+def infer_assignment(submission):
+    """The shipped assignment a submission belongs to, from the folder ``minigrad assignment make`` wrote: the
+    assignment's file and its public tests side by side (rnn.py and test_rnn.py).  Raises ValueError, saying
+    what was looked for, when no one assignment fits (a private one is never guessed: pass --assignment)."""
+    folder = submission if os.path.isdir(submission) else os.path.dirname(os.path.abspath(submission))
+    present = set(os.listdir(folder))
+    found = [a.name for a in list_assignments() if a.module in present and "test_" + a.module in present
+             and (os.path.isdir(submission) or os.path.basename(submission) == a.module)]
+    if len(found) != 1:
+        raise ValueError(f"cannot tell which assignment {submission} is: "
+                         + (f"it could be {' or '.join(found)}" if found else
+                            "no shipped assignment's file and its test_ file are there (as `minigrad assignment "
+                            "make` writes them)") + ": pass --assignment NAME (or the assignment's folder)")
+    return found[0]
+
+
 def load_assignment(name_or_path):
     """A shipped assignment by name ("rnn"), or any assignment folder by path."""
     if isinstance(name_or_path, Assignment):

@@ -204,7 +204,8 @@ def _grade_class(students, submissions, assignment, out, jobs, regrade, only, se
     labels = {s.key: s.label for s in students}
     pairs = similarity.pairwise(sources, base=student_version(assignment.reference))
     _write_similarity(out, [(labels[a], labels[b], score) for a, b, score in pairs], progress)
-    rows = _rows(out, students, grader.checks)
+    near = similarity.pair_flags(sources, base=similarity.handout(assignment))   # classmates: in gradebook.csv too
+    rows = _rows(out, students, grader.checks, near)
     _write_gradebook(out, rows, grader.checks)
     return Gradebook(rows, counts)
 
@@ -252,7 +253,8 @@ def _write_student(out, student, results, flags, seed, isolation, digest):
              flags=flags), indent=2) + "\n")   # last: "graded"
 
 
-def _rows(out, students, checks):
+def _rows(out, students, checks, near=None):
+    """The gradebook's rows; ``near``: {student key: [flag]} of near-identical classmates (similarity.pair_flags)."""
     rows = []
     for student in students:
         graded = _record(out, student.key) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
@@ -269,7 +271,8 @@ def _rows(out, students, checks):
             row["status"] = "graded"
             row["total"] = sum(scores.get(c.name, 0) for c in checks)
             row["isolation"] = graded.get("isolation") or ""
-            row["flags"] = "; ".join(graded.get("flags", []))
+            row["flags"] = "; ".join(graded.get("flags", []) + [f for r in graded["results"] for f in r.get("flags", [])]
+                                     + (near or {}).get(student.key, []))
         row.update({"id": student.id, "graded_file": student.graded_file if student.files else "",
                     "late": "LATE" if student.late else "", "ignored": "; ".join(student.ignored)})
         rows.append(row)

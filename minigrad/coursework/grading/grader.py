@@ -33,8 +33,6 @@ of a check (tolerances, points, hints) is a field of its ``Check``, filled in
 when the assignment loaded.
 """
 import os
-import time
-from dataclasses import replace
 
 import numpy
 
@@ -42,8 +40,10 @@ from ...finite_differences import EPS, central_difference, compare as judge_grad
 from ..authoring.assignment import load_assignment
 from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, check_installation, isolation, protocol
 from .cases import Reference, arguments, grading_seed, objective
-from .diagnostics import compare, diagnose_gradient, dtype_problem
-from .outcome import NO_GRADIENTS, NONE_YET, STATUS_WORDS, WORKER_FAILURES, Outcome, Part, Status, Worst
+from .diagnostics import close, compare, diagnose_gradient
+from .outcome import (NO_GRADIENTS, NONE_YET, STATUS_WORDS, WORKER_FAILURES, Outcome, Part, Status, Worst, array_problem,
+                      float64_problem, student_failure)
+from .timing import timed
 
 
 def find_submission(path, module):
@@ -60,23 +60,6 @@ def _largest_error(name, analytic, numeric, atol):
     return Worst(float(errors[index]) if errors.size else 0.0, f"{name}{[int(i) for i in index]}")
 
 
-def _float64_problem(name, array):
-    """None for a float64 array; else a DTYPE Outcome saying why not (float32 and float16 explained by
-    diagnostics.dtype_problem).  Its part is set by the caller."""
-    if array.dtype == numpy.float64:
-        return None
-    return Outcome(Status.DTYPE, message=dtype_problem(name, array) or f"{name} has dtype {array.dtype}, "
-                                                                           "expected float64")
-
-
-def _student_failure(header, part, default):
-    """The Outcome of a reply whose status is not "ok": the worker says as data whether the student's code
-    raised NotImplementedError ("failure"); the message is only carried to the student."""
-    status = Status.NOT_IMPLEMENTED if header.get("failure") == protocol.NOT_IMPLEMENTED else Status.RAISED
-    return Outcome(status, part, str(header.get("message", default))[:2000],   # as the worker caps it
-                   NO_GRADIENTS if part is Part.BACKWARD else None)
-
-
 class Grader:
     """Grades submissions of one assignment with one seed; the reference runs once for all of them.
 
@@ -85,8 +68,11 @@ class Grader:
         grader.close()
     """
 
-    def __init__(self, assignment, seed=None, only=None, limits=None, hide=()):
+    def __init__(self, assignment, seed=None, only=None, limits=None, hide=(), graded=True):
+        """``graded``: a graded run (``grade``, Gradescope) shows at most the hint_policy's "graded" levels;
+        ``minigrad check``, the student's own tool, passes False (hints.py)."""
         self.assignment = load_assignment(assignment)
+        self.graded = graded
         self.hide = [self.assignment.path] + [os.path.abspath(p) for p in hide]   # covered in students' workers
         self.seed = grading_seed(seed)
         self.limits = limits or Limits()
@@ -175,112 +161,8 @@ class Grader:
             worst = max(worst, backward.worst, key=_worst_order)
         timing = self.reference.timings.get(check.name)
         if timing is not None:
-            return self._timed(worker, check, timing, worst)
+            return timed(worker, check, timing, worst, self.limits)
         return Outcome(Status.PASSED, worst=worst)
-
-    def _timed(self, worker, check, timing, worst):
-        """The timing case (checks.json "timing"): the forward and the backward at a larger size, their values
-        checked against the reference's there, and the backward's CPU seconds (Worker.cpu_seconds) judged:
-
-            within timing.allowance()                    passed
-            over it, under FD_SHARE x finite differences passed, with a flag for the course staff (its numbers)
-            over both (the backward is stopped there)    failed: it costs what finite differences cost
-
-        A finite-difference backward costs two of the student's own forwards per input element, measured here."""
-        sizes = ", ".join(f"{k}={v}" for k, v in timing.sizes.items())
-        at = f"at a larger size ({sizes}) "
-        entries, arrays = arguments(timing.args)
-        request = {"op": "forward", "target": timing.target, "args": entries}
-        try:   # the values, then the cost of one forward: what each nudge of finite differences pays
-            before = _clock(worker)
-            header, out = worker.request(request, arrays, max_payload=64 * sum(8 * y.size for y in timing.outputs)
-                                         + (1 << 20))
-            if header.get("status") == "ok":
-                runs = timing.repeats(_used(worker, before))
-                before = _clock(worker)
-                worker.request(dict(request, repeat=runs), arrays, timeout=self.limits.time_s + 20,
-                               max_payload=64 * sum(8 * y.size for y in timing.outputs) + (1 << 20))
-                forward_seconds = _used(worker, before) / runs
-        except WorkerFailed as failure:
-            return Outcome(WORKER_FAILURES[failure.kind], Part.FORWARD, at + "the forward failed: " + failure.reason)
-        if header.get("status") != "ok":
-            return replace(_student_failure(header, Part.FORWARD, "the forward failed"), message=at + "the forward "
-                           "failed: " + str(header.get("message", ""))[:1000])
-        n = len(check.outputs)
-        for name, yours, expected in zip(check.outputs, out[:n], timing.outputs):
-            problem = self._array_problem(name, yours, expected.shape)
-            if problem is None:
-                result = compare(name, yours, expected, check.tolerances.forward_atol, check.tolerances.forward_rtol)
-                problem = None if result["ok"] else Outcome(Status.WRONG, Part.FORWARD, result["message"])
-            if problem is not None:
-                return replace(problem, message=at + problem.message + ": a forward must be right at every size")
-        return self._timed_backward(worker, check, timing, worst, forward_seconds, at)
-
-    def _timed_backward(self, worker, check, timing, worst, forward_seconds, at):
-        entries, arrays = arguments(timing.args)
-        stop_at = timing.stop_at(forward_seconds)
-        before = _clock(worker)
-        try:
-            header, grads = worker.request({"op": "backward", "target": timing.target, "args": entries,
-                                            "douts": len(arrays)}, arrays + timing.douts,
-                                           timeout=10 * stop_at + 10, cpu_limit=stop_at,
-                                           max_payload=64 * sum(8 * a.size for a in arrays) + (1 << 20))
-        except WorkerFailed as failure:
-            used = None if failure.cpu_s is None or before[0] is None else failure.cpu_s - before[0]
-            if failure.kind is Failure.TIMEOUT and (failure.cpu_limit or (used is not None and used >= stop_at)):
-                return Outcome(Status.TOO_SLOW, Part.BACKWARD, "your backward " + self._costs(
-                    timing, forward_seconds, max(used or 0.0, stop_at), at, stopped=True), worst)
-            if failure.kind is Failure.TIMEOUT:
-                return Outcome(Status.TIMEOUT, Part.BACKWARD, at + f"the backward gave no answer within "
-                               f"{10 * stop_at + 10:.0f} s, using {used or 0:.2f} s of CPU: does it wait or sleep?")
-            return Outcome(WORKER_FAILURES[failure.kind], Part.BACKWARD, at + "the backward failed: " + failure.reason)
-        used = _used(worker, before)
-        if header.get("status") != "ok":
-            return replace(_student_failure(header, Part.BACKWARD, "the backward failed"), message=at + "the "
-                           "backward failed: " + str(header.get("message", ""))[:1000])
-        missing = header.get("missing", [])
-        expected = [g for g in timing.grads]
-        if not isinstance(missing, list) or len(grads) + len(missing) != len(expected):
-            return Outcome(Status.WRONG, Part.BACKWARD, at + "the backward returned another number of gradients",
-                           NO_GRADIENTS)
-        grads = iter(grads)
-        for k, name in enumerate(check.grads):
-            mine = None if k in missing else next(grads)
-            if (mine is None) != (expected[k] is None):
-                return Outcome(Status.WRONG, Part.BACKWARD, at + f"{name} is {'missing' if mine is None else 'given'}"
-                               " where the reference's is not", worst)
-            if mine is None:
-                continue
-            problem = _float64_problem(name, mine) if mine.shape == expected[k].shape else Outcome(
-                Status.WRONG, message=f"{name} has shape {mine.shape}, expected {expected[k].shape}")
-            if problem is None:
-                result = compare(name, mine, expected[k], check.tolerances.atol, check.tolerances.rtol)
-                problem = None if result["ok"] else Outcome(Status.WRONG, message=result["message"])
-            if problem is not None:
-                return Outcome(problem.status, Part.BACKWARD, at + problem.message + ": right at the small cases, "
-                               "wrong here (against the reference at the same inputs): a backward must be right "
-                               "at every size", worst)
-        if used >= stop_at:
-            return Outcome(Status.TOO_SLOW, Part.BACKWARD, "your backward " + self._costs(
-                timing, forward_seconds, used, at), worst)
-        flags = ()
-        if used > timing.allowance():
-            flags = (f"{check.name}: a slow backward, not the cost of finite differences (the grade stands): it "
-                     + self._costs(timing, forward_seconds, used, at),)
-        return Outcome(Status.PASSED, worst=worst, flags=flags)
-
-    @staticmethod
-    def _costs(timing, forward_seconds, used, at, stopped=False):
-        """The evidence, in numbers: what the backward used, the reference, an honest per-entry loop, and
-        finite differences of the student's own forward."""
-        return (f"{'was stopped after' if stopped else 'used'} {used:.2f} s of CPU {at}(the reference's: "
-                f"{timing.seconds:.3f} s; a Python loop over every gradient entry at every step: about "
-                f"{timing.per_entry * timing.entries:.2f} s, allowed {timing.allowance():.2f} s; finite "
-                f"differences of your forward, 2 x {timing.elements} forwards of {forward_seconds * 1e3:.2f} ms: "
-                f"about {timing.numeric(forward_seconds):.1f} s)" + (
-                    ": it costs what finite differences cost: is it computing finite differences of the forward? "
-                    "Write the backward with the chain rule"
-                    if used >= timing.stop_at(forward_seconds) else ""))
 
     def _forward(self, worker, check, case):
         """A failed Outcome of the forward part, or the student's objective values (at the inputs, and at
@@ -292,12 +174,12 @@ class Grader:
                                       "perturbations": case.perturbations}, arrays,
                                      max_payload=64 * reply_bytes + (1 << 20))   # room for wrong shapes, not floods
         if header.get("status") != "ok":
-            return _student_failure(header, Part.FORWARD, "the forward failed")
+            return student_failure(header, Part.FORWARD, "the forward failed")
         n = len(check.outputs)
         if len(out) != n * (1 + len(case.points)):
             return Outcome(Status.WRONG, Part.FORWARD, "the worker returned the wrong number of outputs")
         for name, yours, expected in zip(check.outputs, out[:n], case.outputs):
-            problem = self._array_problem(name, yours, expected.shape)
+            problem = array_problem(name, yours, expected.shape)
             if problem is not None:
                 return problem
             result = compare(name, yours, expected, tolerances.forward_atol, tolerances.forward_rtol)
@@ -318,19 +200,6 @@ class Grader:
         values = [objective(out[n + p * n:n + p * n + n], case.douts) for p in range(len(case.points))]
         return objective(out[:n], case.douts), values
 
-    @staticmethod
-    def _array_problem(name, array, shape):
-        """None for a finite float64 array of ``shape``; else the forward part's failed Outcome."""
-        if array.shape != shape:
-            return Outcome(Status.WRONG, Part.FORWARD, f"{name} has shape {array.shape}, expected {shape}")
-        problem = _float64_problem(name, array)
-        if problem is not None:
-            return replace(problem, part=Part.FORWARD)
-        if not numpy.isfinite(array).all():
-            index = tuple(int(i) for i in numpy.argwhere(~numpy.isfinite(array))[0])
-            return Outcome(Status.WRONG, Part.FORWARD, f"{name} contains NaN or inf (first at {name}{list(index)})")
-        return None
-
     def _backward(self, worker, check, case, values):
         """The backward part's Outcome at one case: every gradient judged, the Worst element measured."""
         center, points = values
@@ -341,7 +210,7 @@ class Grader:
                                         "douts": len(arrays)}, arrays + case.douts,
                                        max_payload=64 * reply_bytes + (1 << 20))
         if header.get("status") != "ok":
-            return _student_failure(header, Part.BACKWARD, "the backward failed")
+            return student_failure(header, Part.BACKWARD, "the backward failed")
         missing = header.get("missing", [])
         if not (isinstance(missing, list) and all(type(k) is int and 0 <= k < len(case.slots) for k in missing)
                 and len(set(missing)) == len(missing)):   # the worker's word: checked like its arrays
@@ -353,6 +222,7 @@ class Grader:
         grads = iter(grads)
         grads = [None if k in missing else next(grads) for k in range(len(case.slots))]
         failures, worst, start = [], NONE_YET, 0
+        wrong = []              # (the slot, the Worst as its diagnosis names it) of each failed gradient
         wrong_dtype = False
         for slot, grad in zip(case.slots, grads):
             input_name, grad_name, position = slot.input_name, slot.grad_name, slot.position
@@ -362,26 +232,72 @@ class Grader:
             start += 2 * x.size
             time_axis = check.inputs[position].time_axis if position < case.n_inputs else None
             numeric = central_difference(plus, minus, EPS)
-            problem = None if grad is None else _float64_problem(grad_name, grad)
+            problem = None if grad is None else float64_problem(grad_name, grad)
             if problem is not None:
                 wrong_dtype = True
                 failures.append(problem.message)
+                wrong.append((slot, Worst(float("inf"), grad_name)))
                 continue
             if grad is None or grad.shape != x.shape or not numpy.isfinite(grad).all():
-                failures.append(diagnose_gradient(grad_name, input_name, grad, numeric, tolerances.atol,
-                                                  tolerances.rtol, time_axis)["message"])
+                found = diagnose_gradient(grad_name, input_name, grad, numeric, tolerances.atol, tolerances.rtol,
+                                          time_axis)
+                failures.append(found["message"])
+                wrong.append((slot, Worst(found["max_rel_error"], found["worst"])))   # none measured: inf
                 continue
+            largest = _largest_error(grad_name, grad, numeric, tolerances.atol)
             row = judge_gradient(grad_name, x.shape, grad, plus, minus, center, EPS, tolerances.atol,
                                  tolerances.rtol, self.reference.nudge(case, position))
             if row["status"] == "FAIL":
-                message = diagnose_gradient(grad_name, input_name, grad, numeric, tolerances.atol, tolerances.rtol,
-                                            time_axis)
-                failures.append(message["message"] if not message["ok"] else f"{grad_name}: {row['note']}")
-            worst = max(worst, _largest_error(grad_name, grad, numeric, tolerances.atol), key=_worst_order)
-        if failures:
+                found = diagnose_gradient(grad_name, input_name, grad, numeric, tolerances.atol, tolerances.rtol,
+                                          time_axis)
+                failures.append(found["message"] if not found["ok"] else f"{grad_name}: {row['note']}")
+                wrong.append((slot, Worst(found["max_rel_error"], found["worst"]) if not found["ok"] else largest))
+            worst = max(worst, largest, key=_worst_order)
+        timed = [k for k, entry in enumerate(check.inputs) if entry.time_axis is not None]
+        if failures and timed and not wrong_dtype and all(slot.position not in timed for slot, _ in wrong):
+            for k, (slot, _) in enumerate(wrong):   # every gradient along time is right, a shared weight's not
+                if self._right_for_one_step(worker, check, case, slot, timed[0]):
+                    steps = case.args[timed[0]].shape[check.inputs[timed[0]].time_axis]
+                    failures[k] = (f"{slot.grad_name} is right for a sequence of one step and wrong for {steps} "
+                                   f"steps: {slot.input_name} is used at every step, so its gradient is the sum "
+                                   f"of every step's. Add each step's {slot.grad_name} up over t (+=), instead of "
+                                   f"keeping one step's ({failures[k]})")
+        if failures:   # the table names what the details name first: never a passing gradient's error
             status = Status.DTYPE if wrong_dtype else Status.WRONG
-            return Outcome(status, Part.BACKWARD, "\n".join(failures), worst)
+            return Outcome(status, Part.BACKWARD, "\n".join(failures), wrong[0][1])
         return Outcome(Status.PASSED, worst=worst)
+
+    def _right_for_one_step(self, worker, check, case, slot, position):
+        """Whether the student's gradient of ``slot`` is right when the sequence has one step (the first of
+        the case): central differences of their own forward there, as the backward part judges it."""
+        axis = check.inputs[position].time_axis
+        steps = case.args[position].shape[axis]
+        args = [a.take([0], axis=check.inputs[k].time_axis) if k < case.n_inputs and
+                check.inputs[k].time_axis is not None else a for k, a in enumerate(case.args)]
+        douts = [d.take([0], axis=axis) if d.ndim > axis and d.shape[axis] == steps else d for d in case.douts]
+        size = args[slot.position].size
+        nudges = [[slot.position, i, sign * EPS] for i in range(size) for sign in (1, -1)]
+        entries, arrays = arguments(args)
+        try:
+            header, out = worker.request({"op": "forward", "target": case.target, "args": entries,
+                                          "perturbations": nudges}, arrays)
+            if header.get("status") != "ok":
+                return False
+            n = len(check.outputs)
+            values = [objective(out[n + p * n:n + p * n + n], douts) for p in range(len(nudges))]
+            numeric = central_difference(numpy.array(values[0::2]), numpy.array(values[1::2]), EPS)
+            header, grads = worker.request({"op": "backward", "target": case.target, "args": entries,
+                                            "douts": len(arrays)}, arrays + douts)
+        except (WorkerFailed, ValueError, IndexError):
+            return False
+        missing = header.get("missing", [])
+        if header.get("status") != "ok" or not isinstance(missing, list) or len(grads) + len(missing) != len(case.slots):
+            return False
+        grads = iter(grads)
+        grads = [None if k in missing else next(grads) for k in range(len(case.slots))]
+        mine = grads[case.slots.index(slot)]
+        return mine is not None and mine.shape == args[slot.position].shape and mine.dtype == numpy.float64 \
+            and bool(close(mine, numeric.reshape(mine.shape), check.tolerances.atol, check.tolerances.rtol).all())
 
     # ------------------------------------------------------------------ credit
 
@@ -424,23 +340,12 @@ class Grader:
         if outcome.status is Status.DTYPE and not causes:
             result["hints"] = []   # a dtype failure is not what the hints are about: they would mislead
         elif outcome.status is Status.IMPORT:
-            result["hints"] = check.hints.shown("not implemented", part)   # nothing ran yet: the first hint only
+            # nothing ran yet: the first hint only
+            result["hints"] = check.hints.shown("not implemented", part, self.graded)
         else:
-            result["hints"] = check.hints.shown(words, part)
+            result["hints"] = check.hints.shown(words, part, self.graded)
         result["hint"] = "\n".join(result["hints"])
         return result
-
-
-def _clock(worker):
-    """(the worker's CPU seconds, the wall clock): a start for ``_used``."""
-    return worker.cpu_seconds(), time.perf_counter()
-
-
-def _used(worker, start):
-    """Seconds the worker used since ``start`` (``_clock``): its CPU time, or the wall clock where the OS gives
-    no /proc (macOS; the README says so)."""
-    cpu = worker.cpu_seconds()
-    return cpu - start[0] if cpu is not None and start[0] is not None else time.perf_counter() - start[1]
 
 
 def _worst_order(worst):

@@ -18,9 +18,12 @@ writes the words).  Nothing is read back out of a message: a student's exception
 that says "not implemented" or "float64" in its text is a failure like any other.
 """
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..sandbox import Failure
+import numpy
+
+from ..sandbox import Failure, protocol
+from .diagnostics import dtype_problem
 
 
 class Part(enum.Enum):
@@ -84,3 +87,34 @@ class Outcome:
         """True, False, or None when the backward was not judged (the forward failed)."""
         return None if self.part is Part.FORWARD else self.part is not Part.BACKWARD
 
+
+# ----------------------------------------------------------------------------- a worker's reply, as an Outcome
+
+def float64_problem(name, array):
+    """None for a float64 array; else a DTYPE Outcome saying why not (float32 and float16 explained by
+    diagnostics.dtype_problem).  Its part is set by the caller."""
+    if array.dtype == numpy.float64:
+        return None
+    return Outcome(Status.DTYPE, message=dtype_problem(name, array) or f"{name} has dtype {array.dtype}, "
+                                                                           "expected float64")
+
+
+def student_failure(header, part, default):
+    """The Outcome of a reply whose status is not "ok": the worker says as data whether the student's code
+    raised NotImplementedError ("failure"); the message is only carried to the student."""
+    status = Status.NOT_IMPLEMENTED if header.get("failure") == protocol.NOT_IMPLEMENTED else Status.RAISED
+    return Outcome(status, part, str(header.get("message", default))[:2000],   # as the worker caps it
+                   NO_GRADIENTS if part is Part.BACKWARD else None)
+
+
+def array_problem(name, array, shape):
+    """None for a finite float64 array of ``shape``; else the forward part's failed Outcome."""
+    if array.shape != shape:
+        return Outcome(Status.WRONG, Part.FORWARD, f"{name} has shape {array.shape}, expected {shape}")
+    problem = float64_problem(name, array)
+    if problem is not None:
+        return replace(problem, part=Part.FORWARD)
+    if not numpy.isfinite(array).all():
+        index = tuple(int(i) for i in numpy.argwhere(~numpy.isfinite(array))[0])
+        return Outcome(Status.WRONG, Part.FORWARD, f"{name} contains NaN or inf (first at {name}{list(index)})")
+    return None

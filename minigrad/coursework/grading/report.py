@@ -26,7 +26,7 @@ def table(results, flags=()):
             lines.append(f"\n{r['name']}: {r['message']}")
             for level, hint in enumerate(r["hints"], start=1):
                 lines.append(f"  hint {level}: {hint}")
-    for flag in flags:
+    for flag in list(flags) + [f for r in results for f in r.get("flags", [])]:
         lines.append(f"\nflag: {flag}")
     return printable("\n".join(lines))   # a student's message may carry terminal escapes: shown, never run
 
@@ -42,6 +42,7 @@ def gradescope(results, flags=()):
             output += f"\nmax relative error {r['max_rel_error']:.2e}" + (f" at {r['worst']}" if r["worst"] else "")
         tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
                       "status": "passed" if r["passed"] else "failed", "output": output})
+    flags = list(flags) + [f for r in results for f in r.get("flags", [])]
     if flags:   # for the course staff: Gradescope does not show a hidden test to the student
         tests.append({"name": "copy flags (course staff only)", "score": 0, "max_score": 0, "status": "failed",
                       "visibility": "hidden", "output": "\n".join(flags)})

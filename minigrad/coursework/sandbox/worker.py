@@ -150,7 +150,8 @@ class StudentError(Exception):
 def _where(error):
     """" (rnn.py line 42)" for the last frame of ``error`` inside the submission's folder."""
     folder = os.getcwd() + os.sep
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.abspath(f.filename).startswith(folder)]
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not f.filename.startswith("<") and os.path.abspath(f.filename).startswith(folder)]   # no <frozen ..>
     return f" ({os.path.basename(frames[-1].filename)} line {frames[-1].lineno})" if frames else ""
 
 
@@ -167,6 +168,11 @@ def call(what, function, *args):
         raise StudentError(f"{what} ran out of memory{_where(error)} (the limit is set by the grader)")
     except RecursionError as error:
         raise StudentError(f"{what} recursed too deeply{_where(error)}")
+    except SyntaxError as error:   # the student's file and line, from the error itself: importlib is not theirs
+        line = (error.text or "").strip()
+        raise StudentError(f"{what} raised {type(error).__name__}: {error.msg} "
+                           f"({os.path.basename(error.filename or '?')} line {error.lineno})"
+                           + (f": {line[:200]}" if line else ""))
     except OSError as error:
         if error.errno == errno.EFBIG:   # RLIMIT_FSIZE: what it prints goes to a file of limited size
             import resource   # the limit set_limits set from the config
@@ -181,7 +187,8 @@ def call(what, function, *args):
 def _member(module, name):
     value = getattr(module, name, None)
     if value is None:
-        raise StudentError(f"your file has no {name}: keep the names of the assignment's file")
+        raise StudentError(f"your file has no {name}: keep the names of the assignment's file",
+                           NOT_IMPLEMENTED)   # an empty file: nothing tried yet, the first hint only
     return value
 
 
