@@ -38,7 +38,7 @@ import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
 from ..authoring.assignment import load_assignment
-from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, check_installation, isolation, protocol
+from ..sandbox import Limits, NotGraded, Worker, WorkerFailed, check_installation, isolation
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import close, compare, diagnose_gradient
 from .outcome import (NO_GRADIENTS, NONE_YET, STATUS_WORDS, WORKER_FAILURES, Outcome, Part, Status, Worst, array_problem,
