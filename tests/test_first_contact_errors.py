@@ -97,6 +97,9 @@ def test_cross_entropy_with_classes_last_suggests_transpose():
     assert F.cross_entropy(logits.transpose(1, 2), targets).shape == ()          # the suggestion works
     with pytest.raises(RuntimeError, match=re.escape("logits.movedim(-1, 1)")):
         F.cross_entropy(minigrad.randn(2, 3, 4, 7), minigrad.randint(0, 7, (2, 3, 4)))
+    with pytest.raises(RuntimeError, match=re.escape("flatten the logits too, classes last: logits.reshape(-1, 7)")):
+        F.cross_entropy(logits, targets.reshape(-1))                                 # (N, T, V) with (N*T,)
+    assert F.cross_entropy(logits.reshape(-1, 7), targets.reshape(-1)).shape == ()
     if torch is not None:
         with pytest.raises(RuntimeError):
             torch.nn.functional.cross_entropy(torch.randn(2, 5, 7), torch.randint(0, 7, (2, 5)))
