@@ -155,6 +155,6 @@ def test_version_warns_of_a_clone_folder_that_shadows_minigrad(tmp_path, monkeyp
     line, warning = cli.version_line().split("\n")
     assert line.startswith(f"minigrad {minigrad.__version__} ")
     assert warning.startswith(f"warning: {clone} has no __init__.py") and "namespace package" in warning
-    assert "cd minigrad" in warning
+    assert "cd minigrad" in warning and "It is a clone's root folder" in warning
     monkeypatch.chdir(clone)                             # inside the clone: the real package, no warning
     assert cli.shadows() == [] and "\n" not in cli.version_line()
