@@ -321,9 +321,10 @@ if not run.quick:
 # idea here, it is a small model trained briefly: its training loss was still
 # falling when the schedule ended, it sees only its 64-character
 # window where the GRU carries its state along the whole row, and it has half
-# the GRU's parameters.  Its strengths, parallel training over all positions
-# and direct access to any position in the window, pay off with more data,
-# more steps and wider models (exercise 3; lesson 13 times a wider one).
+# the GRU's parameters.  What this lesson does not measure is where it pulls
+# ahead: its strengths (every position of a window trained in parallel, any
+# position in the window one step away) are what larger models trained for
+# longer build on; exercise 3 gives this one a longer context.
 
 # %% [markdown]
 # ### Generation, with and without the KV cache
@@ -338,11 +339,12 @@ if not run.quick:
 #     without it        the same for all t positions again, and the t × t
 #                       attention scores and weighted sums                    -> t(12d² + 2td)
 #
-# plus d·V_lm for the output layer either way.  So the cache removes a factor
+# plus d·V_lm for the output layer (t times that in the naive loop below,
+# which computes every position's logits).  So the cache removes a factor
 # of t, but it does not make a token cost O(t·d): the 12d² of projections and
 # feed-forward stay, and they are the larger part until t > 6d (384 positions
 # at d = 64, beyond this model's 256).  Here (d 64, at most 64 positions) a
-# cached token costs about 12d² + 2td ≈ 50-65k multiply-adds per layer, which
+# cached token costs about 12d² + 2td ≈ 49-57k multiply-adds per layer, which
 # NumPy does in tens of microseconds: the time per step is mostly the fixed
 # cost of a few dozen small array operations, so the cache saves less time
 # than its factor of t suggests.  We feed a prompt,

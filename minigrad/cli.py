@@ -171,10 +171,11 @@ def version_line():
     line = (f"minigrad {__version__} (distribution minigrad-seq) from {where}; "
             f"Python {platform.python_version()}, NumPy {backend.numpy.__version__}")
     for folder in shadows():
+        clone = os.path.isfile(os.path.join(folder, "pyproject.toml"))
         line += (f"\nwarning: {folder} has no __init__.py: a script run from {os.path.dirname(folder)} imports it "
                  "as an empty namespace package named minigrad instead of this one (AttributeError: module "
-                 "'minigrad' has no attribute ...). It looks like a clone's root folder: run scripts from "
-                 "inside the clone (cd minigrad) or from another folder, or rename the clone's folder.")
+                 "'minigrad' has no attribute ...). " + ("It is a clone's root folder: " if clone else "")
+                 + "run scripts from inside it (cd minigrad) or from another folder, or rename that folder.")
     return line
 
 

@@ -97,6 +97,9 @@ def test_cross_entropy_with_classes_last_suggests_transpose():
     assert F.cross_entropy(logits.transpose(1, 2), targets).shape == ()          # the suggestion works
     with pytest.raises(RuntimeError, match=re.escape("logits.movedim(-1, 1)")):
         F.cross_entropy(minigrad.randn(2, 3, 4, 7), minigrad.randint(0, 7, (2, 3, 4)))
+    with pytest.raises(RuntimeError, match=re.escape("flatten the logits too, classes last: logits.reshape(-1, 7)")):
+        F.cross_entropy(logits, targets.reshape(-1))                                 # (N, T, V) with (N*T,)
+    assert F.cross_entropy(logits.reshape(-1, 7), targets.reshape(-1)).shape == ()
     if torch is not None:
         with pytest.raises(RuntimeError):
             torch.nn.functional.cross_entropy(torch.randn(2, 5, 7), torch.randint(0, 7, (2, 5)))
@@ -152,6 +155,6 @@ def test_version_warns_of_a_clone_folder_that_shadows_minigrad(tmp_path, monkeyp
     line, warning = cli.version_line().split("\n")
     assert line.startswith(f"minigrad {minigrad.__version__} ")
     assert warning.startswith(f"warning: {clone} has no __init__.py") and "namespace package" in warning
-    assert "cd minigrad" in warning
+    assert "cd minigrad" in warning and "It is a clone's root folder" in warning
     monkeypatch.chdir(clone)                             # inside the clone: the real package, no warning
     assert cli.shadows() == [] and "\n" not in cli.version_line()

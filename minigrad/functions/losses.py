@@ -35,6 +35,9 @@ def _check_targets(name, logits, target):
                     f"and minigrad's, puts them in dimension 1: pass {move} (shape "
                     f"{(logits.shape[0], logits.shape[-1]) + tuple(logits.shape[1:-1])}), or flatten both: "
                     f"logits.reshape(-1, {logits.shape[-1]}) and target.reshape(-1)")
+        elif logits.ndim >= 3 and target.ndim == 1 and target.size == logits.size // logits.shape[-1]:
+            hint = (f"; the targets are flat, so flatten the logits too, classes last: "
+                    f"logits.reshape(-1, {logits.shape[-1]})")     # (N, T, V) with (N*T,)
         # PyTorch: ValueError when only the batch sizes differ, RuntimeError for the other shapes
         error = ValueError if target.ndim == 1 and logits.ndim == 2 else RuntimeError
         raise error(
