@@ -505,13 +505,15 @@ def test_reshape_and_view_sizes_as_pytorch(shape, target):
 @needs_torch
 @settings(max_examples=60 * SCALE)
 @given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=3).map(tuple), data=st.data())
-def test_view_of_a_permuted_or_sliced_tensor_as_pytorch(shape, data):
+def test_view_of_a_permuted_sliced_or_expanded_tensor_as_pytorch(shape, data):
     """A view is a view or an error: minigrad raises exactly where PyTorch's strides do."""
     ours, theirs = _pair(shape)
     order = data.draw(st.permutations(range(len(shape))))
     ours, theirs = ours.permute(*order), theirs.permute(*order)
     if data.draw(st.booleans()):
         ours, theirs = ours[..., ::2], theirs[..., ::2]
+    if data.draw(st.booleans()):                          # a new leading dim of stride 0
+        ours, theirs = ours.unsqueeze(0).expand(2, *ours.shape), theirs.unsqueeze(0).expand(2, *theirs.shape)
     numel = theirs.numel()
     target = data.draw(st.sampled_from([(-1,), (numel,), tuple(theirs.shape)[::-1], (1, -1), (-1, 1),
                                         tuple(theirs.shape) + (1,)]))
