@@ -185,6 +185,7 @@ def grad_array(op, p):
     grad = p.grad
     if hasattr(grad, "_data"):                                   # a Tensor
         grad = grad._data
+    grad = backend.ensure_array(grad)          # a 0-d parameter's gradient can come back as a NumPy scalar
     if type(grad) not in backend._array_types:
         raise TypeError(f"{op}: assigned grad expected to be a Tensor or array or None but got grad of type "
                         f"{type(p.grad).__name__}")

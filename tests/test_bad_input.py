@@ -411,6 +411,17 @@ def test_tensor_grad_is_read_at_the_optimizer_boundary_as_pytorch_uses_it():
         np.testing.assert_allclose(clip.grad, their_clip.grad.numpy(), rtol=1e-5)
 
 
+def test_the_optimizer_boundary_lets_every_real_gradient_through():
+    """A 0-d parameter's gradient comes back from the engine as a NumPy scalar: it is read as a 0-d array
+    (before, Adam, AdamW and RMSprop failed on it: "return arrays must be of ArrayType")."""
+    scalar, vector = nn.Parameter(minigrad.tensor(1.0)), _param()
+    ((scalar * 2) + (vector * scalar).sum()).backward()
+    for make in (lambda ps: optim.SGD(ps, lr=0.1), optim.Adam, optim.AdamW, optim.RMSprop, optim.Adagrad):
+        make([scalar, vector]).step()
+    nn.utils.clip_grad_norm_([scalar, vector], 1.0)
+    assert np.isfinite(scalar.item()) and np.isfinite(vector.detach().numpy()).all()
+
+
 def test_gradcheck_still_passes_what_has_nothing_to_hide():
     """The refusals do not catch honest checks: an input with no elements, a zero gradient that finite
     differences confirm exactly (relu below 0), an unused input beside a used one."""
@@ -505,13 +516,15 @@ def test_reshape_and_view_sizes_as_pytorch(shape, target):
 @needs_torch
 @settings(max_examples=60 * SCALE)
 @given(shape=st.lists(st.integers(1, 3), min_size=2, max_size=3).map(tuple), data=st.data())
-def test_view_of_a_permuted_or_sliced_tensor_as_pytorch(shape, data):
+def test_view_of_a_permuted_sliced_or_expanded_tensor_as_pytorch(shape, data):
     """A view is a view or an error: minigrad raises exactly where PyTorch's strides do."""
     ours, theirs = _pair(shape)
     order = data.draw(st.permutations(range(len(shape))))
     ours, theirs = ours.permute(*order), theirs.permute(*order)
     if data.draw(st.booleans()):
         ours, theirs = ours[..., ::2], theirs[..., ::2]
+    if data.draw(st.booleans()):                          # a new leading dim of stride 0
+        ours, theirs = ours.unsqueeze(0).expand(2, *ours.shape), theirs.unsqueeze(0).expand(2, *theirs.shape)
     numel = theirs.numel()
     target = data.draw(st.sampled_from([(-1,), (numel,), tuple(theirs.shape)[::-1], (1, -1), (-1, 1),
                                         tuple(theirs.shape) + (1,)]))

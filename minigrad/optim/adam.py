@@ -48,7 +48,7 @@ class Adam(Optimizer):
                 g = g + decay * p._data
             # the moments are ours, so they are updated in place, and ONE scratch array
             # (p's size) holds each temporary in turn: no fresh memory per operation
-            scratch = xp.multiply(g, 1 - beta1)
+            scratch = xp.multiply(g, 1 - beta1, out=xp.empty_like(p._data))   # an array even for a 0-d p
             m *= beta1
             m += scratch                                      # m = beta1 m + (1 - beta1) g
             xp.multiply(g, g, out=scratch)

@@ -30,7 +30,7 @@ class Vocab:
     """
 
     def __init__(self, tokens=(), counts=None):
-        tokens = checks.tokens("Vocab", tokens if isinstance(tokens, str) else list(tokens))
+        tokens = checks.tokens("Vocab", list(tokens))           # a str gives its characters
         self.itos = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
         self.stoi = {token: i for i, token in enumerate(self.itos)}
         if len(self.stoi) != len(self.itos):
