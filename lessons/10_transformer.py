@@ -288,7 +288,7 @@ for name, (make, schedule) in runs.items():
     tail = curves[name][-max(steps // 10, 1):]
     rows.append({"model": name, "parameters": model.num_parameters(), "final loss": float(np.mean(tail)),
                  "exact match": exact, "BLEU": bleu, "train s": seconds})
-rows.append({"model": f"constant {constant!r}", "parameters": 0, "final loss": float("nan"),
+rows.append({"model": f"constant {constant!r}", "parameters": 0, "final loss": "none: not trained",
              "exact match": 0.0, "BLEU": baseline_bleu, "train s": 0.0})
 run.table(rows, f"Dates -> ISO: {steps} updates of {batch_size}, peak lr {peak_lr}, warm-up {warmup}, greedy "
                 f"decoding, {len(test_pairs)} test dates")
@@ -452,7 +452,7 @@ for name, make, transformer in fr_runs:
                     "BLEU-4": metrics.corpus_bleu(fr_refs, outputs),
                     "BLEU-2": metrics.corpus_bleu(fr_refs, outputs, weights=(0.5, 0.5)), "train s": seconds})
 copy_outputs = [list(s) for s in fr_test]
-fr_rows.append({"model": "copy the French source", "parameters": 0, "final loss": float("nan"),
+fr_rows.append({"model": "copy the French source", "parameters": 0, "final loss": "none: not trained",
                 "BLEU-4": metrics.corpus_bleu(fr_refs, copy_outputs),
                 "BLEU-2": metrics.corpus_bleu(fr_refs, copy_outputs, weights=(0.5, 0.5)), "train s": 0.0})
 run.table(fr_rows, f"French -> English, {len(fr_test)} held-out sentences (lesson 8's test set), {fr_steps} "

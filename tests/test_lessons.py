@@ -34,9 +34,8 @@ def _environment(output):
 
 
 # Lessons whose results tables say in words what a nan or a 1e-79 would say (issue 40: a baseline that
-# does not train says so; a BLEU of 0 prints 0).  Lesson 10's constant baseline still prints nan
-# (issue 42's file this session).
-READABLE_TABLES = ("08_seq2seq_attention", "12_pretraining")
+# does not train says so; a BLEU of 0 prints 0).
+READABLE_TABLES = ("08_seq2seq_attention", "10_transformer", "12_pretraining")
 
 
 def _unreadable_cells(markdown):
