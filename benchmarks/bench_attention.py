@@ -131,7 +131,8 @@ def run(quick):
         rows.append(_tier_row(case, fns, make(batch, T, None, reference=True)[0], repeat))
         single = _one_blas_thread(fns[0])
         if single is not None:
-            rows.append(_row(case + ", minigrad's BLAS on 1 thread", interleaved_times([single] + fns[1:], repeat=repeat),
+            times = interleaved_times([single] + fns[1:], repeat=repeat)
+            rows.append(_row(case + ", minigrad's BLAS on 1 thread", times,
                              "threadpoolctl limit; PyTorch unchanged"))
 
     batch = 8

@@ -109,8 +109,8 @@ def training_step_cases(quick):
             fns.append(_torch_step(torch, batch, features, classes, optimizer))
         times = loop_times(fns, repeat)
         what = "forward + backward" if optimizer == "none" else f"forward + backward + {optimizer} step"
-        rows.append(timed_row(f"Linear-LayerNorm-ReLU-Linear + cross_entropy, ({batch}, {features}) -> {classes}, {what}",
-                              times[0], times[1] if torch is not None else None,
+        case = f"Linear-LayerNorm-ReLU-Linear + cross_entropy, ({batch}, {features}) -> {classes}, {what}"
+        rows.append(timed_row(case, times[0], times[1] if torch is not None else None,
                               "float32" + (", SGD momentum 0.9" if optimizer == "sgd" else "")))
     return rows
 

@@ -171,7 +171,8 @@ def run(quick):
     case = "tiny LSTM fwd+bwd, in 8, hidden 8, batch 1, T=50"
     rows.append(timed_row(case, times[0], times[2] if reference else None,
                           f"{min(times[0]) / 50 * 1e6:.1f} us per step (minimum)"
-                          + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x" if reference else "")))
+                          + (f"; median of paired ratios {paired_ratio(times[0], times[2]):.2f}x"
+                             if reference else "")))
     rows.append(reference_tier_row(case, times))
     if not quick:
         ours, theirs = _extra_memory_mib("minigrad"), _extra_memory_mib("torch")

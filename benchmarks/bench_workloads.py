@@ -552,7 +552,8 @@ def _check_same_tokens(mine, reference, what):
 # ----------------------------------------------------------------------------- the suite
 
 def _row(case, times, note):
-    return timed_row(case, times[0], times[1], f"{note}; median of paired ratios {paired_ratio(times[0], times[1]):.2f}x")
+    return timed_row(case, times[0], times[1],
+                     f"{note}; median of paired ratios {paired_ratio(times[0], times[1]):.2f}x")
 
 
 def run(quick):

@@ -13,7 +13,7 @@ The step, as a course writes it (issue 41): Embedding(65, 32) -> LSTM(32, H) -> 
 -> cross_entropy -> backward -> SGD(lr 0.1), batch 32, T = 64, float32, one BLAS thread.
 Every library runs it as a loop of consecutive calls of ``step()`` in two ways:
 
-    dropped   ``step()`` returns nothing: the step's graph is freed at its end (the usual loop)
+    dropped   ``step()``, its result discarded: the step's graph is freed at its end (the usual loop)
     kept      ``loss = step()``: the caller holds the loss, so the graph lives until the next step
 
 Per way: the minimum and the median of the per-step times over STEPS steps (after WARMUP; wall
@@ -28,6 +28,7 @@ results file benchmarks/results/20261128-issue41-peers.md.  DeZero's LSTM is a c
 loops it over the T steps; Chainer's is ``L.NStepLSTM`` (one call for the sequence).
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -183,7 +184,7 @@ def run_in_process(python, library, H, clock, checkout=ROOT):
                             capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{library} at hidden {H} failed:\n{result.stderr[-2000:]}")
-    return eval(result.stdout.strip().splitlines()[-1])       # our own child's repr of a dict and a str
+    return json.loads(result.stdout.strip().splitlines()[-1])     # [{way: [min, median, faults]}, version]
 
 
 def main():
@@ -199,7 +200,7 @@ def main():
     args = parser.parse_args()
     if args.child:
         one_thread()
-        print(repr(measure(args.child[0], int(args.child[1]), args.child[2])))
+        print(json.dumps(measure(args.child[0], int(args.child[1]), args.child[2])))
         return
     libraries = args.library or LIBRARIES + (PEERS if args.peers_python else [])
     print("| library | version | hidden | dropped: min / median ms | page faults per step | "
