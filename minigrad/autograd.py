@@ -17,10 +17,9 @@ When no gradient is wanted (inside ``no_grad``, or no input requires grad),
 That one switch (DeZero's ``enable_backprop``) is what makes inference cheap,
 so every layer has one forward for training and decoding alike.
 
-Module-level state: ``_sequence`` (numbers the nodes); the grad mode that
-``no_grad`` switches is grad_mode.py's.  The engine knows tensors
-through ``TensorBase``, the base class tensor.py's Tensor derives from: the
-engine is below the Tensor and never imports it.
+Module-level state: ``_sequence`` (numbers the nodes); grad mode is grad_mode.py's.
+The engine knows tensors through ``TensorBase``, the base class of tensor.py's Tensor:
+the engine is below the Tensor and never imports it.
 """
 import heapq
 import itertools
@@ -136,8 +135,8 @@ class Function:
             if isinstance(arg, TensorBase):
                 if like is None:
                     like = arg
-                elif type(arg._data) is not type(like._data):
-                    _check_same_device(args)
+                elif type(arg._data) is not type(like._data):        # DeviceError, naming both devices
+                    backend.array_module(*(a._data for a in args if isinstance(a, TensorBase)))
                 arrays.append(arg._data)
                 needs.append(arg.requires_grad)
             else:
@@ -167,27 +166,6 @@ class Function:
             return tuple(like._from_array(o, ctx, i) for i, o in enumerate(output))
         ctx.outputs_meta = ONE_OUTPUT
         return like._from_array(output, ctx, 0)
-
-
-def _check_same_device(args):
-    """Raise DeviceError, naming both devices, if the Tensor arguments live on different devices."""
-    backend.array_module(*(arg._data for arg in args if isinstance(arg, TensorBase)))
-
-
-def _stale_input_error(node):
-    return GraphError(
-        f"backward of {node.name()}: one of its inputs (or its output) was modified in place "
-        "after the forward used it, so its saved values are stale. Use an out-of-place "
-        "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
-    )
-
-
-def _gradient_count_error(node, count):
-    return GraphError(
-        f"backward of {node.name()} returned {count} gradient(s), but its forward takes "
-        f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
-        "forward, in order (None for an argument that gets no gradient)"
-    )
 
 
 def backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -230,7 +208,9 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
             )
         for counter, value in node.versions:
             if counter[0] != value:
-                raise _stale_input_error(node)
+                raise GraphError(f"backward of {node.name()}: one of its inputs (or its output) was modified in "
+                                 "place after the forward used it, so its saved values are stale. Use an out-of-"
+                                 "place operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first.")
         if node.retained is not None:
             for index, retained in node.retained.items():
                 if douts[index] is not None:
@@ -241,7 +221,9 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
         if type(grads) is not tuple:
             grads = (grads,)
         if len(grads) != len(node.inputs):
-            raise _gradient_count_error(node, len(grads))
+            raise GraphError(f"backward of {node.name()} returned {len(grads)} gradient(s), but its forward takes "
+                             f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
+                             "forward, in order (None for an argument that gets no gradient)")
         if not retain_graph:
             node.saved_tensors = ()
             node.freed = True

@@ -4,12 +4,13 @@
     outcome.py      Outcome (Status, Part, message, Worst): what happened to a check, as data
     cases.py        the inputs a grading run draws, and the reference's answers to them
     diagnostics.py  how a result is wrong (dtype, shape, transpose, a constant factor, the loop over time)
-    hints.py        the hints a student is shown, in levels
     report.py       a result in words: the student's table, Gradescope's results.json
     gradebook.py    a class: one folder per student in, a gradebook and reports out
     similarity.py   copy flags (MOSS's winnowing), for a person to look at
     testing.py      check_backward: the grader's gradient check, for an assignment's public tests
+    autograder.py   a Gradescope autograder zip for an assignment, and what runs in it
 
+The assignment and its hints, which authoring shares, are ../spec/ (below both).
 The modules are imported by name (``from minigrad.coursework.grading.grader import Grader``);
 ``minigrad.coursework`` exports what a course needs.
 """

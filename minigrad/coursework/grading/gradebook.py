@@ -35,8 +35,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from . import similarity
-from ..authoring.assignment import load_assignment
-from ..authoring.autograder import minigrad_version
+from ..spec.assignment import load_assignment, minigrad_version
 from .grader import Grader
 from ..authoring.make import student_version
 from .report import gradescope, table, write_atomic

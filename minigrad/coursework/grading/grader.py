@@ -38,7 +38,7 @@ from dataclasses import replace
 import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
-from ..authoring.assignment import load_assignment
+from ..spec.assignment import load_assignment
 from ..sandbox import Failure, Limits, NotGraded, Worker, WorkerFailed, isolation, protocol
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import compare, diagnose_gradient, dtype_problem

@@ -37,6 +37,9 @@ import keyword
 import os
 import tokenize
 
+from ..spec.assignment import list_assignments, load_assignment
+from ..authoring.make import student_version
+
 K = 5                 # tokens per k-gram
 W = 4                 # hashes per winnowing window
 FLAG_AT = 0.6         # a submission whose own code is >= 60% found in one source is flagged
@@ -277,8 +280,6 @@ def reference_flags(source, assignment):
     one function's, is flagged, naming the functions.  Imports of minigrad
     modules the handed-out file does not import are flagged too.
     """
-    from ..authoring.assignment import list_assignments, load_assignment
-    from ..authoring.make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
     files = {assignment.module: source} if isinstance(source, str) else dict(source)
