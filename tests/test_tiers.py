@@ -193,16 +193,6 @@ def test_functions_equal_on_the_strict_device(kind):
     _compare(*_on_both_tiers(_functional(kind, 4, 3, 2, 3, True, True, [4, 1, 3], True, "strict")))
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-@pytest.mark.parametrize("lengths, reverse", [(None, False), ([12, 3, 7, 1] * 4, True)])
-def test_functions_equal_when_runs_of_steps_split_the_backward(kind, lengths, reverse):
-    """Large enough that the fast backward works in several cache-sized runs of steps (rnn_fast.py
-    block 4: 2^15 values per gate, 8 steps of 16 x 256 here, so runs of 8 and 4 steps)."""
-    runs = [(lo, hi) for lo, hi, _ in rnn_fast._step_runs(12, reverse, 16, 256)]
-    assert runs == ([(0, 8), (8, 12)] if reverse else [(4, 12), (0, 4)])
-    _compare(*_on_both_tiers(_functional(kind, 12, 16, 8, 256, True, True, lengths, reverse, "cpu")))
-
-
 # ------------------------------------------------------------------ layers: stacks and directions
 
 def _layer(kind, layers, bidirectional, batch_first, lengths, N=3, H=3):

@@ -20,10 +20,10 @@ size; what it changes relative to the reference, and nothing else:
     decoding a token at a time) cannot pay back that copy, so it makes each product
     h W_k^T (its input projection too) as W_k h^T, h^T copied contiguous (N H values), into
     the transposed view of an (n_gates, H, N) buffer.  The RNN's steps call ``h.dot(W)``.
- 4. Local derivatives a run of steps at a time.  The slopes (sigma', tanh', the factors of
-    dc and dh) depend only on the forward's values, so the backward computes them for a
-    cache-sized run of steps (RUN_VALUES per gate) before the loop over that run, which
-    only multiplies them by the carried gradient.
+ 4. Local derivatives for all steps at once.  The slopes (sigma', tanh', the factors of dc
+    and dh) depend only on the forward's values, so the backward computes them for all T
+    steps before its loop (a few calls on (T, N, H) arrays instead of a few per step),
+    and the loop only multiplies them by the carried gradient.
  5. States in one (T + 1, N, H) array: step t reads hs[t] and writes hs[t + 1] (reverse: reads
     hs[t + 1], writes hs[t]), so the outputs and the states the backward needs are views; the
     steps write with ``out=``.  The LSTM recomputes tanh(c_t) in the backward.
@@ -39,25 +39,11 @@ from .. import backend
 from ..autograd import Function
 from .rnn import check_shapes
 
-RUN_VALUES = 1 << 15        # values per gate in one run of the backward's slopes (block 4)
-
-
 def _steps(T, reverse):
     """(t, index in hs of the state read, index of the state written) in processing order."""
     if reverse:
         return [(t, t + 1, t) for t in range(T - 1, -1, -1)]
     return [(t, t, t + 1) for t in range(T)]
-
-
-def _step_runs(T, reverse, N, H):
-    """The steps in backward order, in runs of about RUN_VALUES / (N H) steps (block 4): (lo, hi, run)
-    with run the steps (t, read, written) and lo..hi - 1 their t."""
-    steps = list(reversed(_steps(T, reverse)))
-    size = max(1, RUN_VALUES // (N * H))
-    for start in range(0, T, size):
-        run = steps[start:start + size]
-        ts = [t for t, _, _ in run]
-        yield min(ts), max(ts) + 1, run
 
 
 def _new_states(xp, h0, T, N, H, dtype, reverse):
@@ -290,29 +276,28 @@ class FastLSTMFunction(Function):
         w_rec = w_hh.reshape(4, H, H)
         dA = xp.empty_like(G)                                           # the slopes, then da, gate-major
         dh_parts = xp.empty((4, N, H), dtype=x.dtype)
+        i, f, g, o = G                                                  # block 4: every step's slopes
+        tanh_c = xp.tanh(c_new)
+        slope_c = o * (1 - tanh_c * tanh_c)                             # dc_t / dh_t (h = o tanh(c))
+        dA[0] = g * i * (1 - i)                                         # da_i / dc
+        dA[1] = c_prev * f * (1 - f)                                    # da_f / dc
+        dA[2] = i * (1 - g * g)                                         # da_g / dc
+        dA[3] = tanh_c * o * (1 - o)                                    # da_o / dh
+        if mask is not None:
+            dA *= valid                                                 # no gradient through a padded step
+            slope_c *= valid
         dh_next, dc_next = dh_n, dc_n
-        for lo, hi, run in _step_runs(T, ctx.reverse, N, H):
-            i, f, g, o = G[:, lo:hi]                                    # block 4: this run's slopes
-            tanh_c = xp.tanh(c_new[lo:hi])
-            slope_c = o * (1 - tanh_c * tanh_c)                         # dc_t / dh_t (h = o tanh(c))
-            dA[0, lo:hi] = g * i * (1 - i)                              # da_i / dc
-            dA[1, lo:hi] = c_prev[lo:hi] * f * (1 - f)                  # da_f / dc
-            dA[2, lo:hi] = i * (1 - g * g)                              # da_g / dc
-            dA[3, lo:hi] = tanh_c * o * (1 - o)                         # da_o / dh
+        for t, _, _ in reversed(_steps(T, ctx.reverse)):
+            da = dA[:, t]                                               # (4, N, H): the slopes, then da
+            dh = dout[t] + dh_next
+            dc = dc_next + dh * slope_c[t]
+            da[:3] *= dc                                                # da_i, da_f, da_g
+            da[3] *= dh                                                 # da_o
+            xp.matmul(da, w_rec, out=dh_parts)                          # da_k W_hh,k
+            dh_next = dh_parts.sum(axis=0)                              # dh_{t-1} = sum_k da_k W_hh,k
+            dc_next = dc * f_carry[t]                                   # dc_{t-1} = dc * f
             if mask is not None:
-                dA[:, lo:hi] *= valid[lo:hi]                            # no gradient through a padded step
-                slope_c *= valid[lo:hi]
-            for t, _, _ in run:
-                da = dA[:, t]                                           # (4, N, H): the slopes, then da
-                dh = dout[t] + dh_next
-                dc = dc_next + dh * slope_c[t - lo]
-                da[:3] *= dc                                            # da_i, da_f, da_g
-                da[3] *= dh                                             # da_o
-                xp.matmul(da, w_rec, out=dh_parts)                      # da_k W_hh,k
-                dh_next = dh_parts.sum(axis=0)                          # dh_{t-1} = sum_k da_k W_hh,k
-                dc_next = dc * f_carry[t]                               # dc_{t-1} = dc * f
-                if mask is not None:
-                    dh_next += dh * padded[t]
+                dh_next += dh * padded[t]
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA, x, h_prev, w_ih, first=3)
         return dx, dh_next, dc_next, dw_ih, dw_hh, db_ih, db_hh, None, None
 
@@ -395,35 +380,33 @@ class FastGRUFunction(Function):
         dAI = xp.empty_like(G)                                          # dL/d(input projection), gate-major
         da_n = dAI[2]
         dah_n = xp.empty_like(n_part) if reset_after else None          # da_n * r: the n rows' recurrent grad
-        r_slope = None if reset_after else xp.empty_like(n_part)        # da_r / d(rh) = h_{t-1} r(1 - r)
         w_hrz, w_hn = w_hh[:2 * H].reshape(2, H, H), w_hh[2 * H:]
         dh_parts = xp.empty((2, N, H), dtype=x.dtype)
+        r, z, n = G                                                     # block 4: every step's slopes
+        dAI[2] = slope_n = (1 - z) * (1 - n * n)                        # da_n / dh
+        dAI[1] = (h_prev - n) * z * (1 - z)                             # da_z / dh
+        if reset_after:
+            dAI[0] = slope_n * n_part * r * (1 - r)                     # da_r / dh = da_n/dh ah_n r(1 - r)
+        else:
+            r_slope = h_prev * r * (1 - r)                              # da_r / d(r h_{t-1}), per unit
+        if mask is not None:                                            # no gradient through a padded step
+            dAI[0 if reset_after else 1:] *= valid                      # (da_r, when not reset_after, is
+            if not reset_after:                                         #  written in the loop, from r_slope)
+                r_slope *= valid
         dh_next = dh_n
-        for lo, hi, run in _step_runs(T, ctx.reverse, N, H):
-            r, z, n = G[:, lo:hi]                                       # block 4: this run's slopes
-            dAI[2, lo:hi] = slope_n = (1 - z) * (1 - n * n)             # da_n / dh
-            dAI[1, lo:hi] = (h_prev[lo:hi] - n) * z * (1 - z)           # da_z / dh
+        for t, _, _ in reversed(_steps(T, ctx.reverse)):
+            dh = dout[t] + dh_next
             if reset_after:
-                dAI[0, lo:hi] = slope_n * n_part[lo:hi] * r * (1 - r)   # da_r / dh = da_n/dh ah_n r(1 - r)
+                dAI[:, t] *= dh                                         # [da_r, da_z, da_n]
+                dah_n[t] = da_n[t] * r[t]                               # da_n * r
+                d_rec = dah_n[t] @ w_hn                                 # dah_n W_hn
             else:
-                r_slope[lo:hi] = h_prev[lo:hi] * r * (1 - r)
-            if mask is not None:                                        # no gradient through a padded step
-                dAI[0 if reset_after else 1:, lo:hi] *= valid[lo:hi]    # (da_r, when not reset_after, is
-                if not reset_after:                                     #  written in the loop, from r_slope)
-                    r_slope[lo:hi] *= valid[lo:hi]
-            for t, _, _ in run:
-                dh = dout[t] + dh_next
-                if reset_after:
-                    dAI[:, t] *= dh                                     # [da_r, da_z, da_n]
-                    dah_n[t] = da_n[t] * G[0, t]                        # da_n * r
-                    d_rec = dah_n[t] @ w_hn                             # dah_n W_hn
-                else:
-                    dAI[1:, t] *= dh                                    # da_z, da_n
-                    d_rh = da_n[t] @ w_hn                               # d(r * h_{t-1})
-                    dAI[0, t] = d_rh * r_slope[t]                       # da_r
-                    d_rec = d_rh * G[0, t]
-                xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)              # da_r W_hr, da_z W_hz
-                dh_next = dh_parts[0] + dh_parts[1] + d_rec + dh * z_carry[t]
+                dAI[1:, t] *= dh                                        # da_z, da_n
+                d_rh = da_n[t] @ w_hn                                   # d(r * h_{t-1})
+                dAI[0, t] = d_rh * r_slope[t]                           # da_r
+                d_rec = d_rh * r[t]
+            xp.matmul(dAI[:2, t], w_hrz, out=dh_parts)                  # da_r W_hr, da_z W_hz
+            dh_next = dh_parts[0] + dh_parts[1] + d_rec + dh * z_carry[t]
         # the reference's _sequence_grads, gate-major; the n rows of W_hh saw h_{t-1} with
         # gradient dah_n (reset_after), or r * h_{t-1} with gradient da_n (not)
         need = ctx.needs_input_grad
