@@ -98,7 +98,7 @@ def _check(args):
 
 
 def _autograder(args):
-    from .coursework.authoring.autograder import build
+    from .coursework.grading.autograder import build
     seed = build(args.source, args.out, seed=args.seed)
     print(f"{args.out}: a Gradescope autograder (grading seed {seed}; keep the zip from students)")
     return 0
