@@ -271,7 +271,7 @@ def test_a_check_of_kind_output_is_graded_on_its_outputs_alone(tmp_path):
     """A private assignment with one "output" check: no gradient, all points forward's, no timing case."""
     import json
     from minigrad.coursework import grade
-    from minigrad.coursework.authoring.assignment import Assignment, SpecError
+    from minigrad.coursework.spec.assignment import Assignment, SpecError
     folder = tmp_path / "scaled"
     folder.mkdir()
     (folder / "scaled.py").write_text("def scaled(x, factor):\n    return x * factor, float(x.sum())\n")
