@@ -108,6 +108,7 @@ def test_functions_init_exports_every_function():
 LAYERS = [
     ["dtypes", "atomic_file", "finite_differences", "coursework.sandbox"],
     ["backend", "grad_mode", "cuda", "sampling"],
+    ["checks"],                            # bad input at the public boundary: arrays through backend only
     ["autograd"],                          # Function, the graph, backward: knows tensors as TensorBase only
     ["functions"],                         # arrays only
     ["composed", "in_place"],
