@@ -119,6 +119,7 @@ LAYERS = [
     ["functional", "metrics"],
     ["nn"],
     ["instruments", "models", "data", "lesson"],
+    ["bundle"],                            # the lessons bundle: built with lesson.py's notebook writer, for cli.py
     ["coursework.spec"],                   # the assignment, which authoring and grading share
     ["coursework.authoring"],
     ["coursework.grading"],
