@@ -12,7 +12,7 @@ The zip holds everything; setup needs nothing but pip's registry, for NumPy:
     config.json       the assignment, the grading seed (drawn when the zip is made), minigrad's version
 
 Gradescope unpacks the zip into /autograder/source and runs run_autograder as
-root; the workers then run as uids of their own (sandbox/control.py), and
+root; the workers then run as uids of their own (sandbox/machine.py), and
 run_autograder first makes source/assignment readable by root only.  The root
 folder is /autograder unless MINIGRAD_AUTOGRADER_ROOT says otherwise (the
 tests unpack the zip into a temporary tree laid out the same way).
