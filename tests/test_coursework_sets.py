@@ -171,7 +171,10 @@ def test_the_metrics_sets_corpora_score_as_nltk_scores_them():
             assert minigrad.metrics.corpus_bleu(references, hypotheses) == pytest.approx(expected, rel=1e-12, abs=0)
 
 
-PLANTED = {   # (set, what is wrong): (edits to the reference as handed in, the check that fails, words its report has)
+# (set, what is wrong): (edits to the reference as handed in, the check that fails, words its report has).
+# The report is what `minigrad check` shows the student who fixes the bug: a failed check's message and hint
+# levels 1-2 (spec/hints.py; a graded run shows level 1 only, issue 38 item 8).
+PLANTED = {
     ("decoding", "temperature multiplies"): (
         [("logits = log_probs / temperature", "logits = log_probs * temperature")],
         {"temperature", "sample"}, ["largest[", "Multiplying by T turns the knob the wrong way"]),
@@ -205,7 +208,7 @@ PLANTED = {   # (set, what is wrong): (edits to the reference as handed in, the 
 @pytest.fixture(scope="module")
 def graders():
     from minigrad.coursework import Grader
-    made = {name: Grader(name, seed=7) for name in ("decoding", "metrics")}
+    made = {name: Grader(name, seed=7, graded=False) for name in ("decoding", "metrics")}   # as `minigrad check`
     yield made
     for grader in made.values():
         grader.close()
