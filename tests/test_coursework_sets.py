@@ -258,13 +258,16 @@ def test_lesson_7s_claim_the_decoding_set_is_the_sampling_decoding_sample_runs(m
 @pytest.mark.parametrize("name, library_import", [("decoding", "from minigrad.decoding import beam_search\n"),
                                                   ("metrics", "from minigrad.metrics import corpus_bleu\n")])
 def test_the_output_sets_have_the_same_copy_flags(name, library_import):
-    """A copy of the answer (the library's own code) is flagged, so is importing it; the handed-out file is not."""
+    """Importing the answer (the library's own module) is flagged; the handed-out file is not.
+
+    A copy of the reference is not flagged by its tokens: its solution blocks are the code the hints dictate,
+    and similarity.py counts only what the handout and its hints do not already say (issue 38 item 1), which
+    here is too little to judge (under MIN_OWN tokens)."""
     from minigrad.coursework.authoring.make import student_version
     from minigrad.coursework.grading.similarity import reference_flags
     assignment = load_assignment(name)
     handed_out = student_version(assignment.reference)
-    copied = reference_flags(student_version(assignment.reference, solutions=True), assignment)
-    assert any(f"the reference solution of the shipped assignment {name!r}" in flag for flag in copied), copied
+    assert reference_flags(student_version(assignment.reference, solutions=True), assignment) == []
     assert reference_flags(handed_out, assignment) == []
     imported = reference_flags(library_import + handed_out, assignment)
     assert imported and imported[0].startswith(f"imports minigrad.{name}, which the handed-out file does not")
