@@ -28,14 +28,15 @@ class _GradMode(contextlib.ContextDecorator):
         return False
 
 
-def no_grad():
-    """Context manager and decorator: operations inside record no graph."""
-    return _GradMode(False)
+def no_grad(function=None):
+    """Context manager and decorator (``@no_grad()`` or bare ``@no_grad``, as PyTorch's): operations
+    inside record no graph."""
+    return _GradMode(False) if function is None else _GradMode(False)(function)
 
 
-def enable_grad():
-    """Context manager and decorator: record the graph even inside ``no_grad``."""
-    return _GradMode(True)
+def enable_grad(function=None):
+    """Context manager and decorator (with or without parentheses): record the graph even inside ``no_grad``."""
+    return _GradMode(True) if function is None else _GradMode(True)(function)
 
 
 def inference_mode(mode=True):
