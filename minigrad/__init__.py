@@ -33,7 +33,7 @@ from .torch_compat.devices import device
 from . import cuda
 from . import utils
 from .torch_compat import return_types
-from .torch_compat.ops import (
+from .ops import (
     abs, add, allclose, amax, amin, argmax, argmin, argsort, bmm, ceil, chunk, clamp, clip, clone, cos, cumprod,
     cumsum, detach, div, divide, dot, equal, exp, fix, flatten, flip, floor, floor_divide, gather, ger, index_select,
     is_tensor, isinf, isnan, log, log_softmax, logsumexp, masked_fill, masked_select, matmul, max, maximum, mean,

@@ -12,93 +12,49 @@ one node at a time.  Gradients arriving at the same tensor from several uses
 are added (``a + b``, never in place), which is why a tensor used twice gets
 the sum of both contributions.
 
-Module-level state: ``_grad_enabled`` (what ``no_grad`` switches, process-wide
-as in torch), ``_sequence`` (numbers the nodes), and ``Tensor``, the class the
-engine wraps its outputs in, handed over once by tensor.py (``use_tensor_class``):
-Tensor is built on Function, so the engine cannot import it.
+When no gradient is wanted (inside ``no_grad``, or no input requires grad),
+``Function.apply`` runs the forward and nothing else: no node, nothing saved.
+That one switch (DeZero's ``enable_backprop``) is what makes inference cheap,
+so every layer has one forward for training and decoding alike.
+
+Module-level state: ``_sequence`` (numbers the nodes); grad mode is grad_mode.py's.
+The engine knows tensors through ``TensorBase``, the base class of tensor.py's Tensor:
+the engine is below the Tensor and never imports it.
 """
-import contextlib
 import heapq
 import itertools
 
-from . import backend
+from . import backend, grad_mode
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 
-_grad_enabled = True
 _sequence = itertools.count()   # numbers the graph nodes in creation order (see backward)
-
-# The class the engine wraps arrays in.  Tensor is built on top of Function, so
-# the engine does not import it: tensor.py hands it over with use_tensor_class.
-Tensor = None
 
 ONE_OUTPUT = (None,)            # outputs_meta of a one-output node: nothing to zero-fill
 
 
-def use_tensor_class(tensor_class):
-    """Called once by tensor.py: ``Function.apply`` takes and returns instances of this class."""
-    global Tensor
-    Tensor = tensor_class
+class TensorBase:
+    """What the engine knows of a tensor; minigrad.Tensor (tensor.py) is its one subclass.
+
+    The engine reads ``_data`` (the array), ``requires_grad``, ``grad_fn`` (the node that made
+    it, None for a leaf), ``_output_index`` (which output of that node), ``_version`` and
+    ``_history`` (in-place changes, in_place.py), and calls ``_accumulate(grad)`` on a leaf
+    and ``_from_array(array, node, index)`` to wrap an output (a Tensor, whatever the subclass).
+    """
+
+    __slots__ = ()
 
 
 class GraphError(RuntimeError):
     """A backward that cannot be run: a freed graph, or an input changed in place."""
 
 
-def is_grad_enabled():
-    return _grad_enabled
-
-
-class _GradMode(contextlib.ContextDecorator):
-    def __init__(self, enabled):
-        self.enabled = enabled
-
-    def __enter__(self):
-        global _grad_enabled
-        self.previous = _grad_enabled
-        _grad_enabled = self.enabled
-
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self.previous
-        return False
-
-
-def no_grad():
-    """Context manager and decorator: operations inside record no graph."""
-    return _GradMode(False)
-
-
-def enable_grad():
-    """Context manager and decorator: record the graph even inside ``no_grad``."""
-    return _GradMode(True)
-
-
-def inference_mode(mode=True):
-    """As ``no_grad()`` (minigrad has no separate inference tensors); inference_mode(False) records."""
-    return _GradMode(not mode)
-
-
-class set_grad_enabled(_GradMode):
-    """set_grad_enabled(False) stops recording at once; in a ``with``, only until the block ends."""
-
-    def __init__(self, mode):
-        global _grad_enabled
-        super().__init__(bool(mode))
-        self.previous, _grad_enabled = _grad_enabled, bool(mode)
-
-    def __enter__(self):
-        global _grad_enabled
-        _grad_enabled = self.enabled       # previous was kept when the switch was made
-
-
 class Context:
     """One node of the graph: what a Function's backward needs.
 
-    inputs:            for each argument of forward, the Tensor if it needs a
-                       gradient, else None (None when apply made no node)
-    needs_input_grad:  tuple of booleans, one per argument of forward
-    saved_tensors:     the arrays the forward kept with ``save_for_backward``
-    retain_graph:      during backward: True if the saved arrays must survive it (a
-                       backward may reuse a saved array's memory only when this is False)
+    inputs:            for each argument of forward, the Tensor if it needs a gradient, else None
+    needs_input_grad:  tuple of booleans, one per argument of forward (requires_grad, as torch's)
+    recording:         True when this context becomes a node (grad mode on, some input needs a gradient)
+    saved_tensors:     the arrays the forward kept with ``save_for_backward`` (none when not recording)
 
     and the engine's own bookkeeping:
 
@@ -106,26 +62,26 @@ class Context:
     versions:          (counter, value) of each Tensor argument when forward read it,
                        to detect a later in-place change
     outputs_meta:      (shape, dtype) of each output of a multi-output node, to zero-fill a
-                       missing gradient; ONE_OUTPUT for a node with one output (a node runs
-                       only once a gradient reached it, so its only one is never missing)
+                       missing gradient; ONE_OUTPUT for a node with one output
     retained:          {output index: Tensor} for outputs that called retain_grad()
     freed:             True once a backward without retain_graph dropped saved_tensors
     """
 
-    __slots__ = ("function", "inputs", "needs_input_grad", "saved_tensors", "retain_graph",
+    __slots__ = ("function", "inputs", "needs_input_grad", "recording", "saved_tensors",
                  "sequence", "versions", "outputs_meta", "retained", "freed", "__dict__")
 
-    def __init__(self, function, inputs, needs_input_grad):
+    def __init__(self, function, needs_input_grad, recording):
         self.function = function
-        self.inputs = inputs
+        self.inputs = None
         self.needs_input_grad = needs_input_grad
+        self.recording = recording
         self.saved_tensors = ()
-        self.retain_graph = True
         self.retained = None
         self.freed = False
 
     def save_for_backward(self, *arrays):
-        self.saved_tensors = arrays
+        if self.recording:                      # no node, no backward: nothing to keep
+            self.saved_tensors = arrays
 
     def name(self):
         return self.function.__name__
@@ -145,23 +101,13 @@ class Function:
 
     and are called through ``SomeFunction.apply(*args)``.
 
-    A Function whose backward reads no values of its Tensor inputs (only shapes,
-    indices, masks) and whose output never shares an input's memory sets
-    ``reads_input_values = False``: its node then does not check their version
-    counters, so changing an input in place afterwards is fine.  (A Function that
-    can return a view, such as Reshape or GetItem, keeps the check: it is what
-    stops a view from being used after its base changed under it.)
-
-    A Function whose backward returns arrays made for this call alone (the result of a
-    product or a sum: never dout, a saved array, a view of one, or one array twice) sets
-    ``new_gradients = True``: a leaf's first gradient from it then becomes its ``.grad``
-    without a copy, when the array owns its memory (``base is None``), as torch takes a
-    gradient that nothing else references.  (Linear: the core suite's MLP step 5-9% faster,
-    with SGD 4%, with Adam 0-2%; A/B in one process, Intel Xeon, one thread.)
+    ``reads_input_values = False`` says that backward reads no values of the Tensor inputs
+    (only shapes, indices, masks) and that the output never shares an input's memory: as
+    torch, which checks only the tensors a backward saved, changing such an input in place
+    after the forward is then allowed (its node skips the version check).
     """
 
     reads_input_values = True
-    new_gradients = False
 
     @staticmethod
     def forward(ctx, *args):
@@ -175,86 +121,54 @@ class Function:
     def apply(cls, *args):
         """Run ``forward`` on the arrays inside ``args``; record a graph node if a gradient is wanted.
 
-        This runs for every operation, so it is kept lean, in three steps:
         1. one pass over the arguments collects the arrays forward receives and
            ``needs_input_grad`` (each argument's requires_grad, as torch's ctx);
         2. forward;
-        3. only when a node is made (grad mode on and some input requires grad), a
-           second pass collects the parent tensors and the version counters the
-           in-place check reads (forward changes no version, so they are the values it read).
-        No_grad inference and code whose inputs need no gradient skip step 3.  (A chain of 1000
-        ops on 4 elements, one thread: see benchmarks/results/20261127-issue22-session5.md.)
+        3. only when a gradient is wanted (grad mode on and some input requires grad): the node,
+           with its parent tensors and the version counters the in-place check reads.
+        Otherwise the outputs are plain Tensors and the context, which saved nothing, is dropped.
         """
         arrays = []         # what forward receives: each Tensor's array, other arguments as given
-        needs = []          # per argument: does it need a gradient? (requires_grad, as torch's ctx)
-        array_type = None
+        needs = []          # per argument: does it need a gradient?
+        like = None         # the first Tensor argument: its _from_array wraps the outputs
         for arg in args:
-            if isinstance(arg, Tensor):
-                data = arg._data
-                if type(data) is not array_type:
-                    if array_type is not None:
-                        _check_same_device(args)
-                    array_type = type(data)
-                arrays.append(data)
+            if isinstance(arg, TensorBase):
+                if like is None:
+                    like = arg
+                elif type(arg._data) is not type(like._data):        # DeviceError, naming both devices
+                    backend.array_module(*(a._data for a in args if isinstance(a, TensorBase)))
+                arrays.append(arg._data)
                 needs.append(arg.requires_grad)
             else:
                 arrays.append(arg)
                 needs.append(False)
+        if like is None:
+            raise TypeError(f"{cls.__name__}.apply: needs at least one Tensor argument, got only "
+                            f"{', '.join(type(a).__name__ for a in args)}")
         needs = tuple(needs)
-        ctx = Context(cls, None, needs)
+        ctx = Context(cls, needs, grad_mode.enabled and True in needs)
         try:
             output = cls.forward(ctx, *arrays)
         except ValueError as error:
-            if _names_its_op(str(error)):       # "cross_entropy: ...": the op's own check; one prefix per message
-                raise
+            op, colon, _ = str(error).partition(": ")
+            if colon and op == op.lower() and op.replace("_", "").replace(".", "").isalpha():
+                raise                           # "cross_entropy: ...": the op's own check; one prefix per message
             shapes = ", ".join(str(tuple(a.shape)) for a in arrays if hasattr(a, "shape"))
             raise ValueError(f"{cls.__name__}: inputs of shapes {shapes}: {error}") from None
         multiple = type(output) is tuple
-        if not (_grad_enabled and True in needs):   # nothing to differentiate: no node
+        if not ctx.recording:                   # no gradient wanted: no node
             if multiple:
-                return tuple([Tensor._from_array(o) for o in output])
-            return Tensor._from_array(output)
-        parents = []        # per argument: the Tensor if it needs a gradient, else None
-        versions = []       # (counter, value) of every Tensor argument, for the in-place check
-        for arg, need in zip(args, needs):
-            parents.append(arg if need else None)
-            if isinstance(arg, Tensor):
-                versions.append((arg._version, arg._version[0]))
-        ctx.inputs = tuple(parents)
+                return tuple([like._from_array(o) for o in output])
+            return like._from_array(output)
+        ctx.inputs = tuple([arg if need else None for arg, need in zip(args, needs)])
         ctx.sequence = next(_sequence)
-        ctx.versions = versions if cls.reads_input_values else []
+        ctx.versions = [(arg._version, arg._version[0]) for arg in args
+                        if cls.reads_input_values and isinstance(arg, TensorBase)]
         if multiple:
             ctx.outputs_meta = [(o.shape, o.dtype) for o in output]
-            return tuple(Tensor._from_array(o, ctx, i) for i, o in enumerate(output))
+            return tuple(like._from_array(o, ctx, i) for i, o in enumerate(output))
         ctx.outputs_meta = ONE_OUTPUT
-        return Tensor._from_array(output, ctx, 0)
-
-
-def _check_same_device(args):
-    """Raise DeviceError, naming both devices, if the Tensor arguments live on different devices."""
-    backend.array_module(*(arg._data for arg in args if isinstance(arg, Tensor)))
-
-
-def _names_its_op(message):
-    """True for minigrad's own messages, "op_name: what is wrong ...": they need no second prefix."""
-    name, colon, _ = message.partition(": ")
-    return bool(colon) and name.replace("_", "").replace(".", "").isalpha() and name == name.lower()
-
-
-def _stale_input_error(node):
-    return GraphError(
-        f"backward of {node.name()}: one of its inputs (or its output) was modified in place "
-        "after the forward used it, so its saved values are stale. Use an out-of-place "
-        "operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first."
-    )
-
-
-def _gradient_count_error(node, count):
-    return GraphError(
-        f"backward of {node.name()} returned {count} gradient(s), but its forward takes "
-        f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
-        "forward, in order (None for an argument that gets no gradient)"
-    )
+        return like._from_array(output, ctx, 0)
 
 
 def backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -297,19 +211,22 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
             )
         for counter, value in node.versions:
             if counter[0] != value:
-                raise _stale_input_error(node)
+                raise GraphError(f"backward of {node.name()}: one of its inputs (or its output) was modified in "
+                                 "place after the forward used it, so its saved values are stale. Use an out-of-"
+                                 "place operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first.")
         if node.retained is not None:
             for index, retained in node.retained.items():
                 if douts[index] is not None:
                     retained._accumulate(douts[index])
         if len(douts) > 1:
             _zero_fill(node, douts)
-        node.retain_graph = retain_graph
         grads = node.function.backward(node, *douts)
         if type(grads) is not tuple:
             grads = (grads,)
         if len(grads) != len(node.inputs):
-            raise _gradient_count_error(node, len(grads))
+            raise GraphError(f"backward of {node.name()} returned {len(grads)} gradient(s), but its forward takes "
+                             f"{len(node.inputs)} argument(s): a backward must return one entry per argument of "
+                             "forward, in order (None for an argument that gets no gradient)")
         if not retain_graph:
             node.saved_tensors = ()
             node.freed = True
@@ -328,7 +245,7 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
             if parent._history is not None:   # changed in place later: the node it had when used here
                 parent_node, index = parent._node_before(node.sequence)
             if parent_node is None:     # a leaf
-                parent._accumulate(dinput, node.function.new_gradients and dinput.base is None)
+                parent._accumulate(dinput)
                 continue
             slots = pending.get(parent_node)
             if slots is None:           # first gradient to reach this node: schedule it
@@ -347,7 +264,7 @@ def _output_gradient(tensor, gradient):
                 f"loss.mean()) or pass gradient=<array of shape {tensor.shape}>"
             )
         return backend.array_module(tensor._data).ones(tensor._data.shape, dtype=tensor.dtype)
-    grad = gradient._data if isinstance(gradient, Tensor) else backend.asarray(gradient, tensor.dtype, tensor.device)
+    grad = gradient._data if isinstance(gradient, TensorBase) else backend.asarray(gradient, tensor.dtype, tensor.device)
     if tuple(grad.shape) != tensor.shape:
         raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, expected {tensor.shape}")
     return grad

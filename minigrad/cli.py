@@ -76,7 +76,7 @@ def _check(args):
     limits = Limits(time_s=args.time_limit, memory_mb=args.memory_limit)
     hide = [os.path.dirname(os.path.abspath(p)) for p in (args.json, args.report) if p]
     if args.assignment is None:
-        from .coursework.authoring.assignment import infer_assignment
+        from .coursework.spec.assignment import infer_assignment
         args.assignment = infer_assignment(args.submission)
         print(f"minigrad: assignment {args.assignment} (its files are in {os.path.abspath(args.submission)}; "
               "--assignment chooses another)", file=sys.stderr)
@@ -98,7 +98,7 @@ def _check(args):
 
 
 def _autograder(args):
-    from .coursework.authoring.autograder import build
+    from .coursework.grading.autograder import build
     seed = build(args.source, args.out, seed=args.seed)
     print(f"{args.out}: a Gradescope autograder (grading seed {seed}; keep the zip from students)")
     return 0

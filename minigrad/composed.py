@@ -29,7 +29,7 @@ def index_of_extreme(tensor, dim, keepdim, largest):
     indices = (xp.argmax if largest else xp.argmin)(tensor._data, axis=dim)
     if keepdim and dim is not None:
         indices = xp.expand_dims(indices, dim)
-    return autograd.Tensor._from_array(indices)
+    return tensor._from_array(indices)
 
 
 def variance(tensor, dim, keepdim, correction):
@@ -64,7 +64,7 @@ def masked_select(tensor, mask):
     """1-D tensor of the entries where ``mask`` (a bool array, broadcastable) is True, in row-major order."""
     shape = backend.broadcast_shape(tensor.shape, tuple(mask.shape))
     full_mask = backend.array_module(mask).broadcast_to(mask, shape)
-    return tensor.expand(shape)[autograd.Tensor._from_array(full_mask)]
+    return tensor.expand(shape)[tensor._from_array(full_mask)]
 
 
 def triangle(tensor, diagonal, lower):
@@ -84,6 +84,6 @@ def logsumexp(tensor, dim, keepdim):
     xp = backend.array_module(tensor._data)
     m = tensor._data.max(axis=dim, keepdims=True) if tensor.numel() else xp.zeros((1,) * tensor.ndim, tensor.dtype)
     m = xp.where(xp.isinf(m), 0, m).astype(tensor.dtype)
-    shift = autograd.Tensor._from_array(m)
+    shift = tensor._from_array(m)
     total = (tensor - shift).exp().sum(dim, keepdim=True).log() + shift
     return total if keepdim else total.squeeze(dim)

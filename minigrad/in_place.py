@@ -11,7 +11,7 @@ an in-place change of an index view is written into the base by index.
 
 The Tensor methods (``__setitem__``, ``add_``, ``masked_fill_``, ...; the rest in
 in_place_methods.py) are one call of ``write`` (or ``reshape``) each; this module works on
-Tensors, which it gets from the engine (``autograd.Tensor``) as Function.apply does.
+Tensors, which it knows by the engine's base class (``autograd.TensorBase``) as Function.apply does.
 """
 from . import autograd, backend
 from . import functions as fn
@@ -25,7 +25,7 @@ def write(tensor, op, function, *args, reads_old_values=False):
     to be overwritten.
     """
     recording = autograd.is_grad_enabled() and tensor.dtype.kind in "fc" and (
-        tensor.requires_grad or any(isinstance(a, autograd.Tensor) and a.requires_grad for a in args))
+        tensor.requires_grad or any(isinstance(a, autograd.TensorBase) and a.requires_grad for a in args))
     guard_saved_output(tensor)
     if not recording:
         result = function.apply(tensor, *args)
@@ -111,7 +111,7 @@ def write_through_view(view, op, function, args):
 
 def set_item(tensor, index, value):
     """tensor[index] = value, ``index`` already holding arrays (see Tensor.__setitem__)."""
-    if isinstance(value, autograd.Tensor) and value._view_of is not None and value._view_of[0] is tensor \
+    if isinstance(value, autograd.TensorBase) and value._view_of is not None and value._view_of[0] is tensor \
             and is_basic_index(index) and is_basic_index(value._view_of[1]) and value._view_of[1] == index:
         return      # x[i] += v: the in-place change of the view x[i] has already written into x
     write(tensor, "__setitem__", fn.SetItem, index, operand(tensor, value))
@@ -119,7 +119,7 @@ def set_item(tensor, index, value):
 
 def operand(tensor, value):
     """A Tensor or Python number as it is; anything else (list, array) as an array on tensor's device."""
-    if isinstance(value, (autograd.Tensor, bool, int, float)):
+    if isinstance(value, (autograd.TensorBase, bool, int, float)):
         return value
     return backend.asarray(value, dtype=tensor.dtype, device=tensor.device)
 
@@ -165,6 +165,6 @@ def _rebase(tensor, node):
 def _stand_in(tensor, data):
     """A Tensor holding ``data`` in tensor's place in the graph (its node, its requires_grad), with a
     fresh version counter: the node made from it reads no values the in-place change overwrites."""
-    old = autograd.Tensor._from_array(data, tensor.grad_fn, tensor._output_index)
+    old = tensor._from_array(data, tensor.grad_fn, tensor._output_index)
     old.requires_grad = tensor.requires_grad
     return old

@@ -362,8 +362,7 @@ def setup(name, description=None, argv=None, fallback_device=None):
     if os.path.exists(results):
         os.remove(results)  # tables of this run only
 
-    from . import manual_seed
-    manual_seed(args.seed)
+    backend.manual_seed(args.seed)
     threads = _blas_option(args.blas_threads or os.environ.get("MINIGRAD_BLAS_THREADS") or LESSON_BLAS_THREADS)
     print(f"minigrad lesson {name}: {'quick' if quick else 'full'} mode on {device}; outputs in {output}")
     print(_blas_threads(threads))

@@ -40,7 +40,7 @@ from .torch_compat.in_place_methods import InPlaceMethods
 from .torch_compat.numpy_interop import NumPyInterop
 from .torch_compat.tensor_math import MathMethods
 
-class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
+class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
     """A multi-dimensional array that records the operations applied to it.
 
     Tensor(data, requires_grad=False, dtype=None, device=None)
@@ -76,10 +76,10 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         if requires_grad:
             self.requires_grad_(True)
 
-    @classmethod
-    def _from_array(cls, array, grad_fn=None, output_index=0):
-        """Wrap an op's output array without copying (used by Function.apply)."""
-        tensor = cls.__new__(cls)
+    @staticmethod
+    def _from_array(array, grad_fn=None, output_index=0):
+        """Wrap an op's output array in a Tensor, without copying (used by Function.apply)."""
+        tensor = Tensor.__new__(Tensor)
         tensor._data = array if type(array) in backend._array_types else backend.ensure_array(array)
         tensor.grad = None
         tensor.grad_fn = grad_fn
@@ -318,12 +318,11 @@ class Tensor(InPlaceMethods, MathMethods, NumPyInterop):
         """
         autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    def _accumulate(self, grad, owned=False):
-        """self.grad += grad, without writing into an array another tensor may share; ``grad`` itself
-        becomes the first .grad only if ``owned``: nothing else holds it (Function.new_gradients)."""
+    def _accumulate(self, grad):
+        """self.grad += grad, without writing into an array another tensor may share."""
         grad = backend.ensure_array(grad)
         if self.grad is None:
-            self.grad = grad if owned else grad.copy()
+            self.grad = grad.copy()
         else:
             self.grad = self.grad + grad
 
@@ -952,6 +951,3 @@ def _filled(size, value, dtype, device, requires_grad):
     device = backend.normalize_device(device)
     data = backend.get_module(device).full(checks.sizes("new_full", arguments.sizes(size)), value, dtype=dtype)
     return Tensor._from_array(data).requires_grad_(requires_grad)      # a new array: no copy
-
-
-autograd.use_tensor_class(Tensor)   # the engine wraps its outputs in Tensors (autograd never imports this module)

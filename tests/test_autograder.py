@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from minigrad.cli import main
-from minigrad.coursework.authoring.autograder import NUMPY_RANGE
+from minigrad.coursework.grading.autograder import NUMPY_RANGE
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "coursework_fixture", "tinyrnn")

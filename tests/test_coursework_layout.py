@@ -6,7 +6,7 @@ import pathlib
 import minigrad.coursework
 
 COURSEWORK = pathlib.Path(minigrad.coursework.__file__).parent
-GROUPS = ("authoring", "grading", "sandbox")
+GROUPS = ("spec", "authoring", "grading", "sandbox")
 
 
 def _modules(folder):

@@ -171,7 +171,10 @@ def test_the_metrics_sets_corpora_score_as_nltk_scores_them():
             assert minigrad.metrics.corpus_bleu(references, hypotheses) == pytest.approx(expected, rel=1e-12, abs=0)
 
 
-PLANTED = {   # (set, what is wrong): (edits to the reference as handed in, the check that fails, words its report has)
+# (set, what is wrong): (edits to the reference as handed in, the check that fails, words its report has).
+# The report is what `minigrad check` shows the student who fixes the bug: a failed check's message and hint
+# levels 1-2 (spec/hints.py; a graded run shows level 1 only, issue 38 item 8).
+PLANTED = {
     ("decoding", "temperature multiplies"): (
         [("logits = log_probs / temperature", "logits = log_probs * temperature")],
         {"temperature", "sample"}, ["largest[", "Multiplying by T turns the knob the wrong way"]),
@@ -205,7 +208,7 @@ PLANTED = {   # (set, what is wrong): (edits to the reference as handed in, the 
 @pytest.fixture(scope="module")
 def graders():
     from minigrad.coursework import Grader
-    made = {name: Grader(name, seed=7) for name in ("decoding", "metrics")}
+    made = {name: Grader(name, seed=7, graded=False) for name in ("decoding", "metrics")}   # as `minigrad check`
     yield made
     for grader in made.values():
         grader.close()
@@ -255,13 +258,16 @@ def test_lesson_7s_claim_the_decoding_set_is_the_sampling_decoding_sample_runs(m
 @pytest.mark.parametrize("name, library_import", [("decoding", "from minigrad.decoding import beam_search\n"),
                                                   ("metrics", "from minigrad.metrics import corpus_bleu\n")])
 def test_the_output_sets_have_the_same_copy_flags(name, library_import):
-    """A copy of the answer (the library's own code) is flagged, so is importing it; the handed-out file is not."""
+    """Importing the answer (the library's own module) is flagged; the handed-out file is not.
+
+    A copy of the reference is not flagged by its tokens: its solution blocks are the code the hints dictate,
+    and similarity.py counts only what the handout and its hints do not already say (issue 38 item 1), which
+    here is too little to judge (under MIN_OWN tokens)."""
     from minigrad.coursework.authoring.make import student_version
     from minigrad.coursework.grading.similarity import reference_flags
     assignment = load_assignment(name)
     handed_out = student_version(assignment.reference)
-    copied = reference_flags(student_version(assignment.reference, solutions=True), assignment)
-    assert any(f"the reference solution of the shipped assignment {name!r}" in flag for flag in copied), copied
+    assert reference_flags(student_version(assignment.reference, solutions=True), assignment) == []
     assert reference_flags(handed_out, assignment) == []
     imported = reference_flags(library_import + handed_out, assignment)
     assert imported and imported[0].startswith(f"imports minigrad.{name}, which the handed-out file does not")
@@ -271,7 +277,7 @@ def test_a_check_of_kind_output_is_graded_on_its_outputs_alone(tmp_path):
     """A private assignment with one "output" check: no gradient, all points forward's, no timing case."""
     import json
     from minigrad.coursework import grade
-    from minigrad.coursework.authoring.assignment import Assignment, SpecError
+    from minigrad.coursework.spec.assignment import Assignment, SpecError
     folder = tmp_path / "scaled"
     folder.mkdir()
     (folder / "scaled.py").write_text("def scaled(x, factor):\n    return x * factor, float(x.sum())\n")

@@ -198,48 +198,7 @@ def test_a_backward_returning_too_few_or_too_many_gradients_is_named(returned):
         ScaleBy.apply(x, w).sum().backward()
 
 
-# ------------------------------------------------------------------ new_gradients: .grad without a copy
-
-def _linear_gradients(monkeypatch, x_shape, bias):
-    """Run Linear forward + backward; return ({"grads", "dout", "saved"} its backward saw and returned, x, w, b)."""
-    seen = {}
-    backward = minigrad.functions.Linear.backward
-
-    def spy(ctx, dout):
-        grads = backward(ctx, dout)
-        seen.update(grads=grads, dout=dout, saved=ctx.saved_tensors)
-        return grads
-    monkeypatch.setattr(minigrad.functions.Linear, "backward", staticmethod(spy))
-    x = minigrad.randn(*x_shape, dtype=F64, device="cpu", requires_grad=True)     # NumPy arrays: their memory
-    w = minigrad.randn(3, x_shape[-1], dtype=F64, device="cpu", requires_grad=True)
-    b = minigrad.randn(3, dtype=F64, device="cpu", requires_grad=True) if bias else None
-    (minigrad.nn.functional.linear(x, w, b) * 2.0).sum().backward()
-    return seen, x, w, b
-
-
-@pytest.mark.parametrize("x_shape, bias", [((4, 5), True), ((2, 4, 5), True), ((4, 5), False), ((1, 5), True)])
-def test_linear_keeps_its_promise_of_new_gradients(monkeypatch, x_shape, bias):
-    """Linear.new_gradients: every gradient its backward returns shares memory with no dout, no saved
-    array and no other gradient, so a leaf may keep it as .grad."""
-    seen, _, _, _ = _linear_gradients(monkeypatch, x_shape, bias)
-    grads = [g for g in seen["grads"] if g is not None]
-    others = [seen["dout"], *[a for a in seen["saved"] if hasattr(a, "shape")]]
-    for k, grad in enumerate(grads):
-        for other in others + grads[:k]:
-            assert not numpy.shares_memory(grad, other)
-
-
-def test_a_leaf_keeps_a_new_gradient_and_copies_any_other(monkeypatch):
-    seen, x, w, b = _linear_gradients(monkeypatch, (4, 5), True)
-    dx, dweight, dbias = seen["grads"]
-    assert w.grad is dweight and b.grad is dbias            # taken as they are: new arrays
-    assert x.grad is not dx                                 # a reshaped view (base is not None): copied
-    assert numpy.allclose(x.grad, dx)
-    z = leaf([1.0, 2.0], "cpu")
-    dout = numpy.ones(2)
-    (z + 1.0).backward(dout)                                # Add's backward passes dout itself on
-    assert not numpy.shares_memory(z.grad, dout)
-
+# ------------------------------------------------------------------ .grad accumulates out of place
 
 def test_a_kept_gradient_still_accumulates_out_of_place():
     w = leaf(numpy.ones((3, 2)), "cpu")
@@ -250,3 +209,51 @@ def test_a_kept_gradient_still_accumulates_out_of_place():
     minigrad.nn.functional.linear(x, w).sum().backward()
     assert numpy.allclose(kept, one_pass)                                   # a + b, never in place
     assert numpy.allclose(w.grad, 2 * one_pass)
+
+
+# ------------------------------------------------------------------ no gradient wanted: no node, nothing saved
+
+class _Saves(minigrad.autograd.Function):
+    """Saves its input and records the context its forward got."""
+    contexts = []
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        _Saves.contexts.append(ctx)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (dout * 2,)
+
+
+@pytest.mark.parametrize("case", ["no_grad", "no input requires grad", "recording"])
+def test_apply_builds_no_node_and_saves_nothing_when_no_gradient_is_wanted(case):
+    """Function.apply's one switch (as DeZero's enable_backprop): the same forward serves inference,
+    and what it would have saved is dropped at once, not kept alive by the output."""
+    _Saves.contexts.clear()
+    x = leaf([1.0, 2.0]) if case != "no input requires grad" else minigrad.tensor([1.0, 2.0], dtype=F64)
+    if case == "no_grad":
+        with minigrad.no_grad():
+            y = _Saves.apply(x)
+    else:
+        y = _Saves.apply(x)
+    (ctx,) = _Saves.contexts
+    if case == "recording":
+        assert y.grad_fn is ctx and ctx.recording and len(ctx.saved_tensors) == 1
+        return
+    assert y.grad_fn is None and not y.requires_grad
+    assert not ctx.recording and ctx.saved_tensors == () and ctx.inputs is None
+
+
+def test_apply_wraps_its_outputs_in_tensors_even_for_a_parameter_input():
+    """The outputs are plain Tensors (the engine calls _from_array of its first Tensor argument)."""
+    p = minigrad.nn.Parameter(minigrad.tensor([1.0, 2.0], dtype=F64))
+    y = _Saves.apply(p)
+    assert type(y) is minigrad.Tensor and y.grad_fn is not None
+
+
+def test_apply_refuses_a_call_without_any_tensor():
+    with pytest.raises(TypeError, match="_Saves.apply: needs at least one Tensor argument"):
+        _Saves.apply(numpy.ones(2))

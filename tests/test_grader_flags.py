@@ -19,7 +19,7 @@ import numpy
 import pytest
 
 from minigrad.coursework import load_assignment
-from minigrad.coursework.authoring.assignment import list_assignments
+from minigrad.coursework.spec.assignment import list_assignments
 from minigrad.coursework.authoring.make import student_version
 from minigrad.coursework.grading import similarity
 from minigrad.coursework.grading.gradebook import grade_folder

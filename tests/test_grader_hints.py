@@ -12,7 +12,7 @@ import pytest
 from minigrad.coursework import load_assignment
 from minigrad.coursework.authoring.make import student_version
 from minigrad.coursework.grading.grader import Grader
-from minigrad.coursework.grading.hints import Hints
+from minigrad.coursework.spec.hints import Hints
 from minigrad.coursework.grading.report import gradescope
 
 HERE = os.path.dirname(os.path.abspath(__file__))

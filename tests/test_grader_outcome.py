@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from minigrad.coursework import Grader, SpecError, load_assignment
-from minigrad.coursework.authoring.assignment import Tolerances
+from minigrad.coursework.spec.assignment import Tolerances
 from minigrad.coursework.grading.outcome import NO_GRADIENTS, Outcome, Part, Status
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from minigrad.coursework import load_assignment
-from minigrad.coursework.authoring.assignment import infer_assignment
+from minigrad.coursework.spec.assignment import infer_assignment
 from minigrad.coursework.authoring.make import make_assignment, student_version
 from minigrad.coursework.grading.grader import Grader
 from minigrad.coursework.grading.report import table

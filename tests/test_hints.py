@@ -4,7 +4,7 @@ import re
 import pytest
 
 from minigrad.coursework import list_assignments
-from minigrad.coursework.grading.hints import Hints, problems
+from minigrad.coursework.spec.hints import Hints, problems
 
 CHECK = {"name": "step", "hints": ["a nudge", "the idea", "the formula"]}
 

@@ -7,12 +7,13 @@
 
 Grouped by job (see README.md in this folder, "For instructors", and each subpackage's docstring):
 
-    authoring/      an assignment: checks.json loaded and validated, the student version, the scaffold, Gradescope
-    grading/        a submission graded: cases, outcomes, diagnoses, hints, reports, the gradebook, copy flags
+    spec/           an assignment: checks.json loaded and validated, its hints (authoring and grading share it)
+    authoring/      the student version of an assignment, the scaffold of a new one
+    grading/        a submission graded: cases, outcomes, diagnoses, reports, the gradebook, copy flags, Gradescope
     sandbox/        where a submission's code runs: the worker, its supervisor, the wire protocol, isolation
     assignments/    the seven shipped practice sets (data: reference, checks.json, README, public tests)
 """
-from .authoring.assignment import Assignment, Check, SpecError, list_assignments, load_assignment
+from .spec.assignment import Assignment, Check, SpecError, list_assignments, load_assignment
 from .authoring.make import make_assignment, strip_solutions
 from .grading.grader import Grader, grade
 from .grading.report import gradescope, table

@@ -13,6 +13,8 @@ import gzip
 import hashlib
 import os
 
+from .downloads import multi30k_pairs       # the downloaded sets' readers live with the downloader
+
 CORPORA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpora")
 SPLITS = ("train", "validation", "test")
 LANGUAGES = ("Arabic", "Chinese", "Czech", "Dutch", "English", "French", "German", "Greek", "Irish", "Italian",
@@ -147,7 +149,6 @@ def translation_pairs(name="eng-fra", split=None, attribution=False, root=None):
         if root is not None:
             raise ValueError("translation_pairs: 'eng-fra' ships with minigrad and takes no root folder")
         return _eng_fra(split, attribution)
-    from .downloads import multi30k_pairs               # the downloaded sets' readers live with the downloader
     if attribution:
         raise ValueError("translation_pairs: attribution=True is for 'eng-fra' (Multi30k has no per-line credit)")
     return multi30k_pairs(split, root)

@@ -18,7 +18,7 @@ Adding an op:
   2. the export below;
   3. its functional form in ``minigrad/functional.py`` (argument checks, defaults);
   4. the Tensor method, if PyTorch has one, in ``minigrad/tensor.py`` (and the
-     ``torch.<name>`` function form in ``minigrad/torch_compat/ops.py``);
+     ``torch.<name>`` function form in ``minigrad/ops.py``);
   5. tests: a float64 gradcheck on cpu and strict devices (tests/test_ops_gradcheck.py)
      and, where PyTorch has the op, a parity case (tests/test_ops_parity.py).
 """

@@ -92,11 +92,7 @@ class Linear(Function):
         dL/dW = dY^T X        (out, in): one matmul sums over all M rows, and comes
                                out in W's own layout (no transposed copy)
         dL/db = sum over the M rows of dY
-
-    Its backward's gradients are new arrays (products and a sum): ``new_gradients``.
     """
-
-    new_gradients = True
 
     @staticmethod
     def forward(ctx, x, weight, bias):

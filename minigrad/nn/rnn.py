@@ -7,8 +7,8 @@ line ``function = ... if reference else ...`` picks the tier: the reference
 equations of functions/rnn_steps.py, the code to read) or the fast tier
 (the default: functions/rnn_fast.py, the same numbers).  Stacking: layer k
 reads the outputs of layer k-1 (both directions concatenated when
-bidirectional), with dropout between layers in training.  When no gradient can be wanted
-(decoding under no_grad), the same fast-tier Functions run without the graph: nn/rnn_fast_path.py.
+bidirectional), with dropout between layers in training.  The same forward serves
+training and decoding: under no_grad the engine records no graph (autograd.py).
 
 Parameters, as in ``torch.nn``, for layer k (suffix ``_reverse`` for the
 backward direction), G = 1 (RNN), 4 (LSTM), 3 (GRU):
@@ -29,7 +29,6 @@ from ..creation import cat, empty, stack
 from . import init
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, pad_packed_sequence, repack_like
-from . import rnn_fast_path
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
@@ -120,9 +119,6 @@ class RNNBase(Module):
         self._check_input(input)
         for state, name in zip(states, ("h0", "c0")):
             self._check_state(state, name, input.shape[0 if self.batch_first else 1])
-        if rnn_fast_path.applies(self, function, input, states):
-            # no gradient wanted: the same Functions' forward without the graph (rnn_fast_path.py)
-            return rnn_fast_path.run_layers(self, function, input, states, lengths, options)
         x = input.transpose(0, 1) if self.batch_first else input
         finals = [[] for _ in states]
         for layer in range(self.num_layers):

@@ -22,10 +22,8 @@ minigrad/functions/attention.py and normalization.py.
 The path to its equations: layer.forward -> MultiheadAttention.forward ->
 F.scaled_dot_product_attention -> ScaledDotProductAttention.
 
-TransformerEncoderLayer and TransformerDecoderLayer in eval mode with no gradient wanted (decoding,
-evaluation) run the same arithmetic without the graph, as PyTorch's encoder layer does in its
-"fast path" (its decoder layer has none; the numbers are the same either way):
-nn/transformer_fast_path.py.
+Decoding and evaluation run the same forward as training: under no_grad the engine records
+no graph (autograd.py), which is what PyTorch's encoder layer "fast path" buys there.
 """
 import copy
 
@@ -39,7 +37,7 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 from .tiers import reference_tier
-from . import init, transformer_fast_path
+from . import init
 
 
 def _activation(activation):
@@ -101,10 +99,6 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
-        if transformer_fast_path.applies(self, src, src_mask, src_key_padding_mask, cache):
-            # eval mode, no gradient wanted: the same arithmetic without the graph (as PyTorch's fast path)
-            return transformer_fast_path.encoder_layer(self, src, src_mask, src_key_padding_mask, is_causal, cache)
-
         def self_attention(x):
             return self.dropout1(self.self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                                 need_weights=False, is_causal=is_causal, cache=cache)[0])
@@ -147,12 +141,6 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
-        if transformer_fast_path.decoder_applies(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                                                 memory_key_padding_mask, cache):
-            # eval mode, no gradient wanted: the same arithmetic without the graph (encoder layer alike)
-            return transformer_fast_path.decoder_layer(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
-                                                       memory_key_padding_mask, tgt_is_causal, memory_is_causal,
-                                                       cache)
         self_cache, cross_cache = _decoder_caches(cache)
 
         def self_attention(x):

@@ -11,7 +11,6 @@ habit is honoured.
     numpy_interop.py     NumPy meets a Tensor as it meets a CPU torch tensor (np.asarray(t), np.exp(t))
     devices.py           minigrad.device, as torch.device
     return_types.py      the named tuples of max(dim), topk, sort, as torch.return_types
-    ops.py               the operations as module-level functions: minigrad.exp(x) is x.exp()
     tensor_math.py       torch.Tensor's arithmetic beyond the operators (outer, dot, cumprod, ...)
     in_place_methods.py  torch.Tensor's in-place methods beyond tensor.py's (x.clamp_, x.exp_, ...)
 """

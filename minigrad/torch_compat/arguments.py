@@ -10,8 +10,8 @@
     scaled_operand(op, other, alpha)  add_(other, alpha=a), and the legacy add_(a, other) -> a * other
 
 Functions work on arrays only (minigrad/functions/); the Tensor methods and
-creation functions call these first.  Tensor comes from the engine
-(``autograd.Tensor``), as in Function.apply.
+creation functions call these first.  A Tensor is known by the engine's base class
+(``autograd.TensorBase``), as in Function.apply.
 """
 import numpy
 
@@ -23,7 +23,7 @@ def new_array(data, dtype=None, device=None):
     """A copy of ``data`` (a number, nested list, NumPy/CuPy array or Tensor) as an array: Python
     floats as the default dtype, arrays keeping theirs unless ``dtype`` is given; on ``device``,
     else where a device array or Tensor already is, else on the default device."""
-    if isinstance(data, autograd.Tensor):
+    if isinstance(data, autograd.TensorBase):
         device = data.device if device is None else device
         data = data._data
     dtype = None if dtype is None else numpy.dtype(dtype)
@@ -45,7 +45,7 @@ def sizes(args):
 
 def array_of(value):
     """A Tensor's array; any other value (array, number, None) as it is."""
-    return value._data if isinstance(value, autograd.Tensor) else value
+    return value._data if isinstance(value, autograd.TensorBase) else value
 
 
 def array_index(index, device):
@@ -63,7 +63,7 @@ def array_index(index, device):
 def index_along(tensor, dim, index, op):
     """The index that picks positions ``index`` (1-D integers, or one as a 0-d tensor, as torch) along
     ``dim``: (:, ..., :, index)."""
-    index = index._data if isinstance(index, autograd.Tensor) else backend.asarray(index, device=tensor.device)
+    index = index._data if isinstance(index, autograd.TensorBase) else backend.asarray(index, device=tensor.device)
     index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != 1 or index.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be a 1-D integer tensor, got {index.dtype} of shape {tuple(index.shape)}")

@@ -29,7 +29,7 @@ class NumPyInterop:
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         """A NumPy function's result on a Tensor (np.exp(t)) comes back a Tensor, as in torch."""
-        return autograd.Tensor._from_array(array)
+        return self._from_array(array)
 
     def __index__(self):
         """A one-element integer tensor as a Python index (letters[top_index], range(n_tensor))."""

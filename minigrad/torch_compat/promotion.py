@@ -26,7 +26,7 @@ PLAIN = (int, float, bool)                      # Python numbers: no conversion 
 
 def weak(value):
     """np.float64(0.5) -> 0.5, np.int64(3) -> 3, np.bool_(True) -> True; anything else as it is."""
-    if type(value) in PLAIN or isinstance(value, autograd.Tensor):
+    if type(value) in PLAIN or isinstance(value, autograd.TensorBase):
         return value                                                # the common cases, first
     if not isinstance(value, numbers.Number):
         return value
@@ -36,7 +36,7 @@ def weak(value):
 def promote(a, b, division=False):
     """PyTorch's type promotion where NumPy's differs: an integer tensor meeting a float tensor takes
     that tensor's dtype (NumPy: float64); meeting a Python float, or divided, the default dtype."""
-    Tensor = autograd.Tensor
+    Tensor = autograd.TensorBase
     a_tensor = isinstance(a, Tensor)
     if a_tensor and type(b) is float and a._data.dtype.kind == "f" and not backend.NUMBERS_SET_0D_DTYPES:
         return a, b                                    # x * 0.5, the commonest: NumPy keeps x's dtype, as PyTorch

@@ -92,10 +92,10 @@ class MathMethods:
     fix = trunc
 
     def isnan(self):
-        return autograd.Tensor._from_array(backend.array_module(self._data).isnan(self._data))
+        return self._from_array(backend.array_module(self._data).isnan(self._data))
 
     def isinf(self):
-        return autograd.Tensor._from_array(backend.array_module(self._data).isinf(self._data))
+        return self._from_array(backend.array_module(self._data).isinf(self._data))
 
     def __floordiv__(self, other):
         return self.div(other, rounding_mode="floor")

@@ -5,12 +5,13 @@
     timing.py       the timing case: values at a larger size, CPU seconds against an honest loop and finite diffs
     cases.py        the inputs a grading run draws, and the reference's answers to them
     diagnostics.py  how a result is wrong (dtype, shape, transpose, a constant factor, the loop over time)
-    hints.py        the hints a student is shown, in levels
     report.py       a result in words: the student's table, Gradescope's results.json
     gradebook.py    a class: one folder per student in, a gradebook and reports out
     similarity.py   copy flags (runs of tokens beyond the handout; MOSS's winnowing for pairs), for a person
     testing.py      check_backward: the grader's gradient check, for an assignment's public tests
+    autograder.py   a Gradescope autograder zip for an assignment, and what runs in it
 
+The assignment and its hints, which authoring shares, are ../spec/ (below both).
 The modules are imported by name (``from minigrad.coursework.grading.grader import Grader``);
 ``minigrad.coursework`` exports what a course needs.
 """

@@ -41,8 +41,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import similarity
-from ..authoring.assignment import load_assignment
-from ..authoring.autograder import minigrad_version
+from ..spec.assignment import load_assignment, minigrad_version
 from ...atomic_file import atomic_write
 from .escape import csv_cell, printable
 from .grader import Grader

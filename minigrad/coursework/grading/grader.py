@@ -37,7 +37,7 @@ import os
 import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
-from ..authoring.assignment import load_assignment
+from ..spec.assignment import load_assignment
 from ..sandbox import Limits, NotGraded, Worker, WorkerFailed, check_installation, isolation
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import close, compare, diagnose_gradient

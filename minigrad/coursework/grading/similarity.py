@@ -38,6 +38,9 @@ import keyword
 import os
 import tokenize
 
+from ..spec.assignment import list_assignments, load_assignment
+from ..authoring.make import student_version
+
 K = 5                 # tokens per k-gram
 W = 4                 # hashes per winnowing window
 
@@ -433,8 +436,6 @@ def reference_flags(source, assignment):
     FUNCTION_OWN_FLAG_AT of one function's, is flagged, with the functions and the lines that match.  Imports
     of minigrad modules the handed-out file does not import are flagged too.
     """
-    from ..authoring.assignment import list_assignments, load_assignment
-    from ..authoring.make import student_version
     assignment = load_assignment(assignment)
     handed_out = student_version(assignment.reference)
     files = {assignment.module: source} if isinstance(source, str) else dict(source)

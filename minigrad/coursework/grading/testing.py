@@ -9,7 +9,7 @@ grader's diagnosis in the failure message.
 import numpy
 
 from ... import finite_differences
-from ..authoring.assignment import Tolerances
+from ..spec.assignment import Tolerances
 from .diagnostics import diagnose_gradient, dtype_problem
 
 

@@ -248,7 +248,7 @@ class FunctionClass:
     def _context(self, args):
         from minigrad.autograd import Context
         needs = tuple(i in self.target["differentiable"] for i in range(len(args)))
-        return Context(self.cls, (None,) * len(args), needs)
+        return Context(self.cls, needs, True)       # a recording context: forward saves for backward
 
     def forward(self, args):
         name = self.target["class"] + ".forward"

@@ -39,7 +39,7 @@ DEFAULT_POLICY = {"not_implemented": 1, "failed": 2, "graded": 1}
 
 @dataclasses.dataclass(frozen=True)
 class Hints:
-    """One check's hints, filled in when its assignment loads (authoring/assignment.py).
+    """One check's hints, filled in when its assignment loads (spec/assignment.py).
 
     levels:          "hints" (or the older single "hint"), gentlest first: about the check, or about its
                      backward when the check has forward hints

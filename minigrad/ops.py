@@ -3,11 +3,12 @@
 Each function here is one line that calls the Tensor method of the same name
 (follow it with "go to definition" to reach the Function with its forward and
 backward).  Python numbers and arrays are accepted where torch accepts
-numbers, and become tensors first.
+numbers, and become tensors first.  (Above the Tensor, so not in torch_compat/, which is
+entirely below it.)
 """
-from .. import backend
-from ..creation import tensor
-from ..tensor import Tensor
+from . import backend
+from .creation import tensor
+from .tensor import Tensor
 
 
 def _tensor(value):

@@ -16,7 +16,8 @@ import json
 import os
 from dataclasses import dataclass, replace
 
-from ..grading.hints import Hints, problems as hint_problems
+from ... import __version__
+from .hints import Hints, problems as hint_problems
 
 ASSIGNMENTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assignments")
 KINDS = {"pair": ("forward", "backward"), "function": ("class",), "autograd": (), "output": ("function",)}
@@ -359,3 +360,8 @@ def load_assignment(name_or_path):
     raise ValueError(f"no assignment named {name_or_path!r}: the shipped ones are {', '.join(names)} "
                      "(or pass the path of a folder with a checks.json)")
 
+
+def minigrad_version():
+    """minigrad/__init__.py's __version__, which the autograder and the gradebook record (the one source:
+    the distribution, minigrad-seq, reads it too)."""
+    return __version__

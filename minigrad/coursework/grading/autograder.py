@@ -12,7 +12,7 @@ The zip holds everything; setup needs nothing but pip's registry, for NumPy:
     config.json       the assignment, the grading seed (drawn when the zip is made), minigrad's version
 
 Gradescope unpacks the zip into /autograder/source and runs run_autograder as
-root; the workers then run as uids of their own (sandbox/control.py), and
+root; the workers then run as uids of their own (sandbox/machine.py), and
 run_autograder first makes source/assignment readable by root only.  The root
 folder is /autograder unless MINIGRAD_AUTOGRADER_ROOT says otherwise (the
 tests unpack the zip into a temporary tree laid out the same way).
@@ -22,6 +22,14 @@ import os
 import stat
 import sys
 import zipfile
+
+import numpy
+
+from ..spec.assignment import load_assignment, minigrad_version
+from .cases import grading_seed
+from .grader import Grader, find_submission
+from .report import gradescope, write_atomic
+from .similarity import reference_flags, submission_sources
 
 NUMPY_RANGE = "numpy>=1.24,<3"   # pyproject.toml's lower bound; pip picks the newest one for the image's Python
 
@@ -51,7 +59,7 @@ mkdir -p "$ROOT/results"
 PYTHON="$ROOT/venv/bin/python"
 [ -x "$PYTHON" ] || PYTHON=python3      # setup.sh not run (a test): the image's own
 "$PYTHON" -I -c "import sys; sys.path.insert(0, '$ROOT/source/lib'); \\
-from minigrad.coursework.authoring.autograder import run; sys.exit(run('$ROOT'))"
+from minigrad.coursework.grading.autograder import run; sys.exit(run('$ROOT'))"
 """
 
 
@@ -71,21 +79,11 @@ def _add_text(archive, name, text, executable=False):
     archive.writestr(info, text)
 
 
-def minigrad_version():
-    """minigrad/__init__.py's __version__: the one source (the distribution, minigrad-seq, reads it too)."""
-    from minigrad import __version__
-    return __version__
-
-
 def build(assignment, out, seed=None):
     """Write the autograder zip for ``assignment`` to ``out``; returns the seed it grades with."""
-    import numpy
-    import minigrad
-    from .assignment import load_assignment
-    from ..grading.cases import grading_seed
     assignment = load_assignment(assignment)
     seed = grading_seed(seed)
-    package = os.path.dirname(os.path.abspath(minigrad.__file__))
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # minigrad/
     config = {"assignment": assignment.name, "seed": seed, "minigrad": minigrad_version(),
               "numpy": numpy.__version__}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -99,9 +97,6 @@ def build(assignment, out, seed=None):
 
 def run(root="/autograder"):
     """Grade root/submission with root/source's assignment and seed; write root/results/results.json."""
-    from ..grading.grader import Grader, find_submission
-    from ..grading.report import gradescope, write_atomic
-    from ..grading.similarity import reference_flags, submission_sources
     source = os.path.join(root, "source")
     results_path = os.path.join(root, "results", "results.json")
     try:
