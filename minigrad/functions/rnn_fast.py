@@ -170,7 +170,7 @@ class FastRNNFunction(Function):
         for t, prev, nxt in _steps(T, reverse):
             h = hs[nxt]
             if T > 1:
-                hs[prev].dot(w_rec[0], out=h)                           # a = h_{t-1} W_hh^T (block 6)
+                hs[prev].dot(w_rec[0], out=h)                           # a = h_{t-1} W_hh^T (block 3)
                 h += xw[t]                                              #   + x_t W_ih^T + b
             else:
                 xp.add(_step_product(xp, hs[prev], w_rec, product, T)[0], xw[t], out=h)
@@ -204,7 +204,7 @@ class FastRNNFunction(Function):
             dh = dout[t] + dh_next
             da = dA[t]
             da *= dh                                                    # da_t = dh * f'(a_t)
-            dh_next = da.dot(w_hh)                                      # dh_{t-1} = da_t W_hh (block 6)
+            dh_next = da.dot(w_hh)                                      # dh_{t-1} = da_t W_hh (block 3)
             if mask is not None:
                 dh_next += dh * padded[t]                               # a padded step passes dh through
         dx, dw_ih, dw_hh, db_ih, db_hh = _projection_grads(ctx, dA[None], x, h_prev, w_ih, first=2)
@@ -227,8 +227,8 @@ class FastLSTMFunction(Function):
         dtype = x.dtype
         G = _input_projection(xp, x, w_ih, _bias_sum(b_ih, b_hh), 4)   # (4, T, N, H): x part + b
         w_rec = _recurrent_operand(xp, w_hh.reshape(4, H, H), T)        # W_hh,k^T
-        half = xp.empty((4, N, H), dtype=dtype)                         # whole arrays: a broadcast (4, 1, 1)
-        half[...] = xp.asarray([0.5, 0.5, 1.0, 0.5], dtype=dtype)[:, None, None]   # costs each call 1.3x
+        half = xp.empty((4, N, H), dtype=dtype)                         # whole arrays (a (4, 1, 1) operand splits
+        half[...] = xp.asarray([0.5, 0.5, 1.0, 0.5], dtype=dtype)[:, None, None]   # a call into 4 N short loops)
         shift = 1 - half                                                # 1/2 for i, f, o; 0 for g
         hs = _new_states(xp, h0, T, N, H, dtype, reverse)               # (T + 1, N, H)
         cs = _new_states(xp, c0, T, N, H, dtype, reverse)
