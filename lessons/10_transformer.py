@@ -47,7 +47,7 @@
 # `minigrad/nn/multihead_attention.py`, `minigrad/functions/attention.py`); LayerNorm:
 # `minigrad/functions/normalization.py`; the translator:
 # `minigrad/models/transformer.py`; the warm-up schedule:
-# `minigrad/optim/lr_scheduler.py`; the English-French pairs and their split:
+# `minigrad/optim/lr_scheduler/`; the English-French pairs and their split:
 # `minigrad/data/shipped.py`; BLEU: `minigrad/metrics.py`.
 
 # %%

@@ -108,8 +108,8 @@ vocab = Vocab(sorted(set(train_text)) + ["<mask>"])
 MASK = vocab["<mask>"]
 V = len(vocab)
 V_lm = V - 1                                             # the language models never see or predict <mask>
-train_ids = np.array(vocab.encode(train_text))
-validation_ids, test_ids = np.array(vocab.encode(validation_text)), np.array(vocab.encode(test_text))
+train_ids = np.array(vocab.encode(list(train_text)))
+validation_ids, test_ids = np.array(vocab.encode(list(validation_text))), np.array(vocab.encode(list(test_text)))
 print(f"{len(train_ids):,} training, {len(validation_ids):,} validation and {len(test_ids):,} test characters; "
       f"V = {V} with <mask> (V_lm = {V_lm})")
 
@@ -359,7 +359,7 @@ if not run.quick:
 
 # %%
 prompt = "ROMEO:\n"
-prompt_ids = vocab.encode(prompt)
+prompt_ids = vocab.encode(list(prompt))
 new_tokens = T - len(prompt_ids)          # the positions it was trained on: 0 .. T-1 (see below)
 
 
