@@ -21,7 +21,7 @@ import pytest
 from minigrad.coursework import load_assignment
 from minigrad.coursework.authoring.assignment import list_assignments
 from minigrad.coursework.authoring.make import student_version
-from minigrad.coursework.grading import similarity
+from minigrad.coursework.grading import copies as reference, similarity
 from minigrad.coursework.grading.gradebook import grade_folder
 from minigrad.coursework.grading.grader import Grader
 from minigrad.functions import rnn_steps as steps
@@ -257,14 +257,14 @@ def test_the_margin_between_the_honest_corpus_and_the_copies(name):
 
     def best(source):
         files = {assignment.module: source} if isinstance(source, str) else source
-        words = [t for file in sorted(files) for t, _ in similarity.line_tokens(files[file])]
-        own = [not g for g in similarity._covered(words, similarity._handed_out(assignment), similarity.HANDED_OUT)]
-        shares = [sum(m and o for m, o in zip(similarity._covered(words, runs, similarity.RUN), own)) / sum(own)
-                  for _, runs in similarity._candidates(list_assignments)]
+        words = [t for file in sorted(files) for t, _ in reference.line_tokens(files[file])]
+        own = [not g for g in reference._covered(words, reference._handed_out(assignment), reference.HANDED_OUT)]
+        shares = [sum(m and o for m, o in zip(reference._covered(words, runs, reference.RUN), own)) / sum(own)
+                  for _, runs in reference._candidates(list_assignments)]
         return max(shares)
     honest = max(best(read(p)) for p in corpus(name))
     copied = min(best(c) for c in copies(assignment).values())
-    assert honest <= HONEST_AT_MOST[name] and copied > 0.75 and honest < similarity.OWN_FLAG_AT < copied, \
+    assert honest <= HONEST_AT_MOST[name] and copied > 0.75 and honest < reference.OWN_FLAG_AT < copied, \
         (honest, copied)
 
 

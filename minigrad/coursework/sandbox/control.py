@@ -102,9 +102,7 @@ class Failure(enum.Enum):
 class WorkerFailed(Exception):
     """The worker did not answer: ``kind`` (a Failure) says how, ``reason`` why, in words a student reads."""
 
-    cpu_s = None          # for a TIMEOUT: the CPU seconds the worker had used when it was stopped (None: unknown)
-    cpu_limit = False     # for a TIMEOUT: True when the request's cpu_limit stopped it, not the clock
-
+    cpu_s, cpu_limit = None, False   # a TIMEOUT's: the worker's CPU seconds then; whether cpu_limit stopped it
     def __init__(self, reason, kind=Failure.CRASHED):
         super().__init__(reason)
         self.reason, self.kind = reason, kind
@@ -350,11 +348,10 @@ class Worker:
         try:
             return protocol.read_message(reader, max_payload)
         except TimeoutError as error:
-            used = self.cpu_seconds()   # before close: the process is gone after it
-            self.close()
             failed = WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
                                   "ends, or code far too slow for these small inputs", kind=Failure.TIMEOUT)
-            failed.cpu_s, failed.cpu_limit = used, str(error) == "cpu"
+            failed.cpu_s, failed.cpu_limit = self.cpu_seconds(), str(error) == "cpu"   # before close: then gone
+            self.close()
             raise failed
         except protocol.PipeClosed:   # the worker is gone, or going
             raise WorkerFailed(self.death_reason())
@@ -373,31 +370,26 @@ class Worker:
             raise WorkerFailed("the worker was already stopped")
         timeout = self.limits.time_s if timeout is None else timeout
         start = self.cpu_seconds() if cpu_limit is not None else None
+        over = None if start is None else lambda: (self.cpu_seconds() or start) - start > cpu_limit
         try:
             protocol.write_message(self.requests, header, arrays)
         except (BrokenPipeError, OSError):
             self.close()
             raise WorkerFailed(self.death_reason())
-        if start is None:
-            reply = self._receive(time.monotonic() + timeout, max_payload)
-        else:
-            reply = self._receive(time.monotonic() + timeout, max_payload,
-                                  over=lambda: (self.cpu_seconds() or start) - start > cpu_limit)
+        reply = self._receive(time.monotonic() + timeout, max_payload, over)
         if not self.alive():   # its supervisor is gone: nothing the worker says can be trusted any more
             self.close()
             raise NotGraded("the process supervising the worker was lost (killed?) during a check: not graded")
         return reply
 
     def cpu_seconds(self):
-        """The CPU seconds (user + system, its waited-for children included) the worker has used so far, as the
-        kernel counts them (/proc/PID/stat): what the submission cannot fake, and what the machine's load does
-        not change.  None where there is no /proc (macOS) or the worker is gone."""
-        if self.pid is None:
-            return None
+        """The worker's CPU seconds so far (user + system, waited-for children included) as the kernel counts
+        them (/proc/PID/stat): not the submission's word, and not changed by the machine's load.  None where
+        there is no /proc (macOS) or the worker is gone."""
         try:
             with open(f"/proc/{self.pid}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+        except (OSError, IndexError, TypeError):
             return None
         return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")   # utime stime cutime cstime
 
