@@ -108,6 +108,37 @@ def test_two_runs_at_once_on_a_hostile_class_grade_everyone_right_as_root_or_not
         assert totals(tmp_path / out) == EXPECTED
 
 
+def _readable_python_mounts(python, hold):
+    """Shell commands that, in a private mount namespace, make ``python``'s installation passable by every uid
+    as a container's /usr/local Python is: the first folder above it closed to others (this machine's /root)
+    covered by a tmpfs holding only the way down to it.  "" when nothing is closed."""
+    folder = os.sep
+    for part in python.strip(os.sep).split(os.sep)[:-1]:
+        folder = os.path.join(folder, part)
+        if not os.stat(folder).st_mode & 0o001:
+            os.makedirs(hold)
+            return (f"mount --bind '{python}' '{hold}' && mount -t tmpfs -o mode=755 tmpfs '{folder}' && "
+                    f"mkdir -p '{python}' && mount --bind '{hold}' '{python}' && ")
+    return ""
+
+
+def test_in_a_container_without_namespaces_the_hostile_class_is_graded_right(tmp_path):
+    """The uid mode (root, no namespaces: Docker's default) with a Python every uid can read, as a container's."""
+    if not (ROOT and shutil.which("unshare")):
+        pytest.skip("the uid mode is root's (and this test needs unshare(1) to show Python as a container does)")
+    hostile_class(tmp_path / "class")
+    mounts = "".join(_readable_python_mounts(p, tmp_path / f"hold{k}")
+                     for k, p in enumerate(dict.fromkeys([sys.base_prefix, sys.prefix])))
+    command = (f"exec '{sys.executable}' -m minigrad.cli grade '{tmp_path / 'class'}' --assignment '{FIXTURE}' "
+               f"--out '{tmp_path / 'out'}' -j 2 --seed 5")
+    done = subprocess.run(["unshare", "--mount", "sh", "-c", mounts + command], capture_output=True, cwd=REPO,
+                          env=dict(os.environ, MINIGRAD_ISOLATION="uid"), timeout=300)
+    said = done.stderr.decode(errors="replace")
+    assert done.returncode == 1 and "isolation: uid" in said, said[-3000:]
+    assert totals(tmp_path / "out") == EXPECTED
+    assert b"\x1b" not in done.stdout + done.stderr
+
+
 USER_SCRIPT = """set -u
 cd "$WORK"
 "$PY" -m venv --system-site-packages --without-pip venv > venv.out 2>&1
