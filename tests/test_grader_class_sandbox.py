@@ -146,17 +146,33 @@ venv/bin/python -m minigrad.cli grade class --assignment "$FIXTURE" --out grades
 venv/bin/python -m minigrad.cli grade class --assignment "$FIXTURE" --out grades2 -j 2 --seed 4 > run2.out 2> run2.err
 wait
 venv/bin/python -c "import sys; print(sys.prefix)" > prefix.out
+venv/bin/python -m minigrad.cli grade flat --assignment "$FIXTURE" --out grades3 --seed 4 > run3.out 2> run3.err
+echo "# handed in again" >> flat/smithjohn_1002_5_tinyrnn.py
+venv/bin/python -m minigrad.cli grade flat --assignment "$FIXTURE" --out grades3 > run4.out 2> run4.err
 """
+
+
+def flat_class(folder):
+    """A Canvas export: two students named smithjohn, a name that is not UTF-8, an entry that names no student."""
+    os.makedirs(folder)
+    buggy = reference_text().replace("dh[:, t] + dh_prev", "dh[:, t]")
+    for name, text in ((b"smithjohn_1001_99999_tinyrnn.py", buggy), (b"smithjohn_1001_100000_tinyrnn.py",
+                       reference_text()), (b"smithjohn_1002_5_tinyrnn.py", buggy),
+                       (b"Jos\xe9_7_8_tinyrnn.py", reference_text()), (b".._3_4_tinyrnn.py", reference_text())):
+        with open(os.path.join(os.fsencode(folder), name), "w") as f:
+            f.write(text)
 
 
 def test_as_a_normal_user_with_everything_under_tmp_the_hostile_class_is_graded_right(tmp_path):
     """A venv under /tmp (and, as root here, Python and this checkout seen under /tmp too): the private /tmp
-    must not hide them, and the troublemakers stop nobody, in two runs at once."""
+    must not hide them, and the troublemakers stop nobody, in two runs at once; then a Canvas export with
+    two students of one name, resumed after a resubmission."""
     work = type(tmp_path)(tempfile.mkdtemp(prefix="minigrad-tmp-venv-", dir="/tmp"))
     try:
         os.chmod(work, 0o777)
         os.makedirs(work / "home", mode=0o777)
         hostile_class(work / "class")
+        flat_class(work / "flat")
         for root, dirs, files in os.walk(work):
             for name in dirs + files:
                 os.chmod(os.path.join(root, name), 0o777)
@@ -172,6 +188,12 @@ def test_as_a_normal_user_with_everything_under_tmp_the_hostile_class_is_graded_
         for run in ("1", "2"):
             assert totals(work / f"grades{run}") == EXPECTED, (work / f"run{run}.err").read_text()[-3000:]
             assert "1 refused" in (work / f"run{run}.out").read_text()
+        with open(work / "grades3" / "gradebook.csv", encoding="utf-8", errors="surrogateescape") as f:
+            flat = {(r["student"], r["id"]): r["total"] for r in csv.DictReader(f)}
+        assert flat == {("smithjohn", "1001"): "5", ("smithjohn", "1002"): "3", ("Jos\udce9", "7"): "5",
+                        ("..", "3"): ""}, (work / "run3.err").read_text()[-3000:]
+        assert ("1 graded (1 of them changed since their grade), 2 already graded (skipped), 0 not graded, "
+                "1 refused") in (work / "run4.out").read_text()
         record = json.loads((work / "grades1" / "students" / "alice" / "grade.json").read_text())
         assert record["isolation"] == "user-namespaces" and not any("No module" in r["message"]
                                                                     for r in record["results"])

@@ -270,7 +270,7 @@ def _rows(out, students, checks):
             row["total"] = sum(scores.get(c.name, 0) for c in checks)
             row["isolation"] = graded.get("isolation") or ""
             row["flags"] = "; ".join(graded.get("flags", []))
-        row.update({"id": student.id, "graded_file": student.graded_file if student.files else "",
+        row.update({"id": student.id, "graded_file": student.graded_file,
                     "late": "LATE" if student.late else "", "ignored": "; ".join(student.ignored)})
         rows.append(row)
     return rows

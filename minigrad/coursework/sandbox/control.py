@@ -39,10 +39,10 @@ Process tree, and who can reach whom:
 the worker's session, every process below the supervisor and, as root, every
 process of the worker's uid; then checks /proc itself and kills what is left.
 
-Two pieces of state live in this module, on purpose: ``isolation()``'s answer
-and ``check_installation()``'s (functools.lru_cache), probed once per grading
-process, since each probe starts a process of its own.  The rest is
-constants; the uids in use are claimed on disk (UID_CLAIMS).
+One piece of state lives in this module, on purpose: ``isolation()``'s answer
+(functools.lru_cache), probed once per grading process, since the probe starts
+a process of its own.  The rest is constants; the uids in use are claimed on
+disk (UID_CLAIMS).
 """
 import enum
 import json
@@ -237,48 +237,12 @@ def exit_reason(code, cpu, limits):
             "another program)"), False
 
 
-def unreadable_problem(uid, paths):
-    """Why a run cannot start: the worker's uid cannot read the Python that runs it, and no mount namespace
-    can show it (as root without namespaces, with Python under /root, 0700); and the fix."""
-    return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
-            f"{', '.join(paths)}, and this machine allows no mount namespace to show it to the worker: a "
-            "submission could import only the modules the worker loaded before switching, and a student would "
-            "lose points to the grader's limit.  Not grading.  Let other users read the Python installation "
-            "(e.g. chmod o+x on the folders above it), install it outside /root, grade as a normal user, or "
-            "grade where namespaces are allowed (a container run with --privileged, or a Linux host)")
-
-
-@functools.lru_cache(maxsize=None)
-def _installation_problem(mode):
-    """unreadable_problem(...) for a worker of ``mode``, or "": found once per mode by starting one worker."""
-    folder = tempfile.mkdtemp(prefix="minigrad-probe-")
-    try:
-        open(os.path.join(folder, "probe.py"), "w").close()
-        with Worker(folder, "probe.py", check=False) as worker:
-            return unreadable_problem(worker.uid, worker.unreadable) if worker.unreadable else ""
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def check_installation():
-    """Raise PermissionError, saying the fix, when a worker could not read the Python installation (it would
-    fail students' imports as if their code were wrong).  Only as root: another user's worker reads what the
-    grader reads; with a mount namespace the installation is mounted at its own path inside the worker's view."""
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        problem = _installation_problem(isolation()[0])
-        if problem:
-            raise PermissionError(problem)
-
-
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=(),
-                 check=True):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=()):
         """``answers``: library modules that implement the assignment's answer (checks.json "answer_modules"):
-        not loaded in the worker, and covered where mounts are possible.  ``check``: raise PermissionError
-        (``unreadable_problem``) when the worker's uid cannot read Python's installation (False: only record
-        it in ``unreadable``, for ``check_installation``)."""
+        not loaded in the worker, and covered where mounts are possible."""
         self.limits = limits or Limits()
         self.isolation = "trusted" if trusted else isolation()[0]   # the reference needs no sandbox
         self.uid, self.uid_lock = (None, None) if trusted else claim_uid()
@@ -288,7 +252,6 @@ class Worker:
         self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
-        self.check = check
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -337,9 +300,7 @@ class Worker:
         if header.get("status") == "sandbox":   # the grader's side: the OS refused what the probe allowed
             raise NotGraded(f"the worker's sandbox could not be built: {str(header.get('message'))[:500]}")
         if header.get("status") == "started":
-            self.unreadable = [str(path) for path in header.get("unreadable", [])]
-            if self.unreadable and self.check:   # the grader's limit: never a student's failure
-                raise PermissionError(unreadable_problem(self.uid, self.unreadable))
+            self.unreadable = [str(path) for path in header.get("unreadable", [])]   # installation.py
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
