@@ -73,6 +73,24 @@ def test_a_standard_module_imports_wherever_python_lives(tmp_path):
     assert "No module named" not in report
 
 
+def test_a_venv_under_tmp_imports_numpy_and_the_standard_library_in_the_worker(tmp_path):
+    """The grader run from a venv under /tmp (the worker's /tmp is private): as root here, and as whatever user
+    runs the suite.  (As a normal user with Python and the checkout under /tmp too: the test below.)"""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(tmp_path / "venv")],
+                   check=True, timeout=120)
+    os.makedirs(tmp_path / "class" / "alice")
+    (tmp_path / "class" / "alice" / "tinyrnn.py").write_text(importing(STANDARD + ", numpy.polynomial"))
+    done = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "minigrad.cli", "grade",
+                           str(tmp_path / "class"), "--assignment", FIXTURE, "--out", str(tmp_path / "out"), "--seed",
+                           "3"], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    if "isolation: uid" in done.stderr and not _worker_reads_python():
+        assert done.returncode == 2 and "chmod o+x" in done.stderr     # no namespaces here: refused, see below
+        return
+    assert done.returncode == 0 and totals(tmp_path / "out") == {"alice": "5"}, done.stderr[-3000:]
+    assert json.loads((tmp_path / "out" / "students" / "alice" / "grade.json").read_text())["results"][0]["passed"]
+
+
 def test_without_a_mount_namespace_an_unreadable_python_refuses_the_run(tmp_path, monkeypatch):
     if not ROOT:
         pytest.skip("a worker of another uid is root's: a normal user's worker reads what the grader reads")
