@@ -25,7 +25,8 @@ error of the grader's own), the student is "not graded", with the reason.
 Neither is ever a 0; the closing line counts them and the command exits
 non-zero.  A resumed run grades again every student not graded or refused,
 and every student whose files changed since their grade (grade.json keeps
-their hash); it skips the others unless ``regrade``.  The seed is read back
+their hash; one without, from an older minigrad, is graded again); it skips
+the others unless ``regrade``.  The seed is read back
 from grading.json, so everyone is graded alike.  Every file is written whole
 (temporary file, then rename), reports last.  The CSV files are inert in a
 spreadsheet and names keep their bytes (escape.py).
