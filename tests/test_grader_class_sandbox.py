@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -155,6 +156,44 @@ def test_in_a_container_without_namespaces_the_hostile_class_is_graded_right(tmp
     assert done.returncode == 1 and "isolation: uid" in said, said[-3000:]
     assert totals(tmp_path / "out") == EXPECTED
     assert b"\x1b" not in done.stdout + done.stderr
+
+
+FILLERS = """
+import json, sys
+from minigrad.coursework.grading.gradebook import grade_folder
+from minigrad.coursework.sandbox import Limits
+rows = grade_folder(sys.argv[1], sys.argv[2], sys.argv[3], jobs=2, seed=5, limits=Limits(scratch_mb=32))
+print(json.dumps({r["student"]: [r["status"], r["total"], r["isolation"]] for r in rows}))
+"""
+
+
+def test_in_a_container_without_namespaces_disk_fillers_are_capped_and_cleaned(tmp_path):
+    """test_grader_course_attacks' disk fillers in the uid mode, where this machine's Python (under /root) is
+    shown as a container's: the uid mode's disk watch still tested here, now that the mode refuses an
+    unreadable Python."""
+    from test_grader_course_attacks import filler, leftovers
+    if not (ROOT and shutil.which("unshare")):
+        pytest.skip("the uid mode is root's (and this test needs unshare(1) to show Python as a container does)")
+    marker = f"minigrad-filler-{os.getpid()}-{time.time_ns()}"
+    for name, places in (("aaa", ["CWD", "TMPDIR"]), ("aab", ["/tmp", "/var/tmp", "/dev/shm"]), ("bob", [])):
+        os.makedirs(tmp_path / "class" / name)
+        (tmp_path / "class" / name / "tinyrnn.py").write_text(filler(marker, places) + reference_text())
+    mounts = "".join(_readable_python_mounts(p, tmp_path / f"hold{k}")
+                     for k, p in enumerate(dict.fromkeys([sys.base_prefix, sys.prefix])))
+    script = tmp_path / "fillers.py"
+    script.write_text(FILLERS)
+    try:
+        done = subprocess.run(["unshare", "--mount", "sh", "-c", mounts + f"exec '{sys.executable}' '{script}' "
+                               f"'{tmp_path / 'class'}' '{FIXTURE}' '{tmp_path / 'out'}'"], capture_output=True,
+                              text=True, cwd=REPO, env=dict(os.environ, MINIGRAD_ISOLATION="uid"), timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows = json.loads(done.stdout.splitlines()[-1])
+        assert rows["bob"] == ["graded", 5, "uid"]
+        assert {rows["aaa"][0], rows["aab"][0]} == {"graded"} and {rows["aaa"][2], rows["aab"][2]} == {"uid"}
+        assert leftovers(marker) == []                                   # what their uid left is removed
+    finally:
+        for path in leftovers(marker):
+            os.unlink(path)
 
 
 USER_SCRIPT = """set -u
