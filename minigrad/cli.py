@@ -66,6 +66,7 @@ def _say_isolation():
 
 
 def _check(args):
+    from .coursework.grading.escape import printable
     from .coursework.grading.grader import Grader
     from .coursework.grading.report import gradescope, table, write_atomic
     from .coursework.sandbox import Limits, NotGraded
@@ -82,7 +83,7 @@ def _check(args):
         try:
             results = grader.grade(args.submission)
         except NotGraded as error:   # the grader's side failed: no report, no grade
-            print(f"minigrad: not graded: {error}", file=sys.stderr)
+            print(printable(f"minigrad: not graded: {error}"), file=sys.stderr)
             return 3
     text = table(results)
     print(text)
@@ -101,7 +102,8 @@ def _autograder(args):
 
 
 def _grade(args):
-    from .coursework.grading.gradebook import NOT_GRADED, grade_folder
+    from .coursework.grading.escape import printable
+    from .coursework.grading.gradebook import NOT_GRADED, REFUSED, grade_folder
     from .coursework.sandbox import Limits
     _say_isolation()
     rows = grade_folder(args.submissions, args.assignment, args.out, jobs=args.jobs, regrade=args.regrade,
@@ -111,11 +113,14 @@ def _grade(args):
     counts = rows.counts
     for row in rows:
         if row["status"] != "graded":
-            print(f"{row['student']}: {row['status']}", file=sys.stderr)
-    print(f"{counts['graded']} graded, {counts['skipped']} already graded (skipped), {counts[NOT_GRADED]} not "
-          f"graded; gradebook.csv in {args.out} (mean {sum(totals) / max(len(totals), 1):.2f} / "
-          f"{rows[0]['max'] if rows else 0:g} over {len(totals)} students)")
-    return 1 if counts[NOT_GRADED] else 0
+            who = row["student"] + (f" ({row['id']})" if row["id"] else "")
+            print(printable(f"{who}: {row['status']}"), file=sys.stderr)
+    changed = f" ({counts['changed']} of them changed since their grade)" if counts["changed"] else ""
+    print(printable(f"{counts['graded']} graded{changed}, {counts['skipped']} already graded (skipped), "
+                    f"{counts[NOT_GRADED]} not graded, {counts[REFUSED]} refused; gradebook.csv in {args.out} "
+                    f"(mean {sum(totals) / max(len(totals), 1):.2f} / {rows[0]['max'] if rows else 0:g} over "
+                    f"{len(totals)} students)"))
+    return 1 if counts[NOT_GRADED] or counts[REFUSED] else 0
 
 
 def _notebooks(args):

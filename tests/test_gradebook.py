@@ -56,7 +56,8 @@ def test_grade_writes_a_gradebook_reports_and_resumes(tmp_path, capsys):
     assert main(["grade", str(submissions), "--assignment", FIXTURE, "--out", str(out), "--regrade",
                  "--only", "step"]) == 0
     book = read_gradebook(out)
-    assert list(book["bob"]) == ["student", "status", "step", "total", "max", "isolation", "flags"] and book["bob"]["total"] == "2"
+    assert list(book["bob"]) == ["student", "status", "step", "total", "max", "isolation", "flags", "id",
+                                "graded_file", "late", "ignored"] and book["bob"]["total"] == "2"
     assert all(os.stat(out / "students" / n / "grade.json").st_mtime_ns != graded[n] for n in graded)
 
 

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -456,28 +455,6 @@ def test_honest_code_that_imports_late_is_graded_as_usual(grader, tmp_path):
                                     "def step_forward(x, h_prev, Wx, Wh, b):\n    _late_imports()\n", 1)
     assert "_late_imports()" in text
     assert score(grader.grade(write(tmp_path / "s", text, LATE_IMPORTS))) == FULL
-
-
-def test_the_instructor_is_warned_when_the_worker_cannot_read_python(tmp_path):
-    from minigrad.coursework.sandbox import Worker
-    (tmp_path / "m.py").write_text("")
-    warned = set()                                    # a grading run's (Grader.warned)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with Worker(str(tmp_path), "m.py", warned=warned) as worker:
-            uid, unreadable = worker.uid, worker.unreadable
-        with Worker(str(tmp_path), "m.py", warned=warned):
-            pass                                      # a second worker of the run: no second warning
-    if not ROOT:
-        assert uid is None and unreadable == [] and caught == []
-        return
-    for path in (sys.base_prefix, os.path.dirname(os.path.abspath(np.__file__))):
-        readable = subprocess.run(["test", "-r", path, "-a", "-x", path], user=uid, group=uid,
-                                  extra_groups=[]).returncode == 0
-        assert (path in unreadable) == (not readable), (path, unreadable)
-    messages = [str(w.message) for w in caught if "cannot read" in str(w.message)]
-    assert len(messages) == (1 if unreadable else 0)
-    assert not unreadable or all(path in messages[0] for path in unreadable) and "chmod o+x" in messages[0]
 
 
 def test_a_flood_of_output_arrays_is_refused_without_reading_it(grader, tmp_path):

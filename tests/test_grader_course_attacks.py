@@ -129,6 +129,14 @@ def mode(request, monkeypatch):
     isolation.cache_clear()
 
 
+def _worker_reads_python():
+    """Whether a worker's uid (not root's) can read this Python's installation without a mount namespace."""
+    import numpy
+    paths = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.abspath(numpy.__file__))]
+    return all(subprocess.run(["test", "-r", p, "-a", "-x", p], user=64999, group=64999, extra_groups=[]).returncode
+               == 0 for p in paths)
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_disk_and_tmp_fillers_graded_first_change_no_classmates_grade_and_leave_nothing(tmp_path, jobs, mode):
     marker = f"minigrad-filler-{os.getpid()}-{time.time_ns()}"
@@ -137,6 +145,11 @@ def test_disk_and_tmp_fillers_graded_first_change_no_classmates_grade_and_leave_
     write(submissions / "aab", filler(marker, ["/tmp", "/var/tmp", "/dev/shm"]) + reference_text())
     for student in ("bob", "carol"):
         write(submissions / student, reference_text())
+    if mode == "uid" and not _worker_reads_python():   # e.g. Python under /root (0700), and no mount namespace
+        with pytest.raises(PermissionError, match="chmod o\\+x"):   # refused: never a 0 for the grader's limit
+            grade_folder(submissions, FIXTURE, tmp_path / "grades", jobs=jobs, seed=5, progress=None)
+        assert not (tmp_path / "grades" / "gradebook.csv").exists()
+        return
     try:
         rows = grade_folder(submissions, FIXTURE, tmp_path / "grades", jobs=jobs, seed=5,
                             limits=Limits(scratch_mb=32), progress=None)
@@ -457,8 +470,8 @@ sleep 5
 """
 
 
-def _as_a_normal_user(work, env):
-    """Run USER_SCRIPT in ``work`` as a normal user: this one, or (as root) a throwaway user that is removed after.
+def _as_a_normal_user(work, env, script=USER_SCRIPT):
+    """Run ``script`` in ``work`` as a normal user: this one, or (as root) a throwaway user that is removed after.
 
     As root, the Python and this checkout are bind-mounted in a private mount namespace at paths that user can
     read (CI's Python lives under /root, mode 0700)."""
@@ -466,7 +479,7 @@ def _as_a_normal_user(work, env):
     sites = [p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)]
     if not ROOT:
         env = dict(env, PY=python, PYTHONPATH=os.pathsep.join([REPO] + sites))
-        return subprocess.run(["sh", "-c", USER_SCRIPT], env=env, timeout=600)
+        return subprocess.run(["sh", "-c", script], env=env, timeout=600)
     if not (shutil.which("useradd") and shutil.which("setpriv") and shutil.which("unshare")):
         pytest.skip("as root this test needs useradd, setpriv and unshare to run as a throwaway user")
     user = f"mg{os.getpid() % 100000}"
@@ -481,10 +494,9 @@ def _as_a_normal_user(work, env):
         env = dict(env, PY=seen(python), FIXTURE=seen(FIXTURE), HOME=str(work / "home"),
                    PYTHONPATH=os.pathsep.join([str(work / "repo")] + [seen(s) for s in sites]),
                    LD_LIBRARY_PATH=seen(os.path.join(sys.base_prefix, "lib")))   # pyenv's libpython, moved too
-        script = work / "script.sh"
-        script.write_text(USER_SCRIPT)
+        (work / "script.sh").write_text(script)
         return subprocess.run(["unshare", "--mount", "sh", "-c", binds + f"exec setpriv --reuid {uid} --regid {uid} "
-                               f"--clear-groups sh '{script}'"], env=env, timeout=600)
+                               f"--clear-groups sh '{work / 'script.sh'}'"], env=env, timeout=600)
     finally:
         subprocess.run(["userdel", user], check=False)
 

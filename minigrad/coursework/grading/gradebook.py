@@ -2,92 +2,69 @@
 
     minigrad grade submissions/ --assignment rnn --out grades/ [-j 2] [--regrade] [--only CHECK ...]
 
-    grades/gradebook.csv          student, status, each check's points, total, max, isolation, flags
+    grades/gradebook.csv          student, status, each check's points, total, max, isolation, flags, id,
+                                  graded_file, late (Canvas's LATE marker), ignored (files not graded, and why)
     grades/similarity.csv         every pair of students, most similar first (flags, not scores)
     grades/grading.json           the assignment, the seed and minigrad's version: how to reproduce the run
-    grades/students/NAME/report.txt      what ``minigrad check`` prints
-    grades/students/NAME/results.json    Gradescope's format
-    grades/students/NAME/grade.json      everything: results, flags, seed
+    grades/students/KEY/report.txt      what ``minigrad check`` prints (KEY: roster.Student.key)
+    grades/students/KEY/results.json    Gradescope's format
+    grades/students/KEY/grade.json      everything: results, flags, seed, the content hash of the files graded
 
-Before any student's code runs, every submission is copied into a private
-folder: a student's code never sees the class's folder, and whatever it does
-cannot change what is graded for a classmate.  Each student is graded by
-``Grader.grade`` in workers of its own; a student whose code crashes, hangs or
-attacks gets that as their own failure, and the run goes on.
+Who handed in what is read by roster.py (folders, or a Canvas or Moodle
+export).  Before any student's code runs, every submission is copied into
+grades/.snapshot (the grader's alone; removed at the end, or at the next start
+after a kill): a student's code never sees the class's folder, and whatever it
+does cannot change what is graded for a classmate.  One run at a time grades
+into an --out (grades/.lock); a second one is refused, naming the first.
 
-A grade is only ever the student's: when the grader's side fails (no space
-left, a worker killed from outside, a lost supervisor, any error of the
-grader's own), the student is "not graded", with the reason, in
-gradebook.csv and grade.json, never 0; the run's closing line counts them and
-the command exits non-zero.  A resumed run grades again every student not
-graded, and skips those graded (grade.json with a grade) unless ``regrade``;
-the seed is then read back from grading.json, so everyone is graded alike.
-Every file is written whole (temporary file, then rename), reports last.
+One student never stops the class.  A submission that cannot be graded as
+handed in (over the size cap, a FIFO, an unreadable file, an export entry that
+names no usable student) is "refused" with the reason; when the grader's side
+fails (no space left, a worker killed from outside, a lost supervisor, any
+error of the grader's own), the student is "not graded", with the reason.
+Neither is ever a 0; the closing line counts them and the command exits
+non-zero.  A resumed run grades again every student not graded or refused,
+and every student whose files changed since their grade (grade.json keeps
+their hash; one without, from an older minigrad, is graded again); it skips
+the others unless ``regrade``.  The seed is read back
+from grading.json, so everyone is graded alike.  Every file is written whole
+(temporary file, then rename), reports last.  The CSV files are inert in a
+spreadsheet and names keep their bytes (escape.py).
 """
 import csv
+import fcntl
 import io
 import json
 import os
-import re
 import shutil
-import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import similarity
 from ..authoring.assignment import load_assignment
 from ..authoring.autograder import minigrad_version
+from ...atomic_file import atomic_write
+from .escape import csv_cell, printable
 from .grader import Grader
 from ..authoring.make import student_version
 from .report import gradescope, table, write_atomic
-from ..sandbox import Limits, NotGraded, copy_submission
+from .roster import Refused, roster, snapshot
+from ..sandbox import Limits, NotGraded
 
 NOT_GRADED = "not graded"
+REFUSED = "refused"
+SNAPSHOT = ".snapshot"      # under --out: the class as copied before any code runs (removed at the end, or next start)
+LOCK = ".lock"              # under --out: held (flock) by the run grading into it
 
 
 class Gradebook(list):
-    """The gradebook's rows (dicts), and ``counts``: {"graded", "skipped", "not graded"} of this run."""
+    """The gradebook's rows (dicts), and ``counts`` of this run: "graded" (of which "changed": graded again
+    because the files changed since their grade), "skipped", "not graded", "refused"."""
 
     def __init__(self, rows, counts):
         super().__init__(rows)
         self.counts = counts
-
-
-def students_in(folder):
-    """The student folders of ``folder``: every sub-folder not starting with "." or "_", sorted."""
-    return sorted(name for name in os.listdir(folder)
-                  if os.path.isdir(os.path.join(folder, name)) and not name.startswith((".", "_")))
-
-
-# A learning-management system's "download all submissions", as one flat folder of renamed files:
-LMS_NAMES = (
-    ("Moodle", re.compile(r"^(?P<student>.+?)_\d+_assignsubmission_file_(?P<file>.+)$")),   # Ann Lee_123_assign..._rnn.py
-    ("Canvas", re.compile(r"^(?P<student>[^_]+)(?:_LATE)?(?:_\d+)+_(?P<file>.+?)(?:-\d+)?(?P<ext>\.py)$")),  # ann_12_34_rnn-1.py
-)
-LMS_LAYOUT = ("one folder per student (submissions/alice/rnn.py; Gradescope's export is laid out so), or a flat "
-              "folder of files as Canvas (alice_123_456_rnn.py, alice_LATE_123_456_rnn.py, resubmissions "
-              "rnn-1.py) or Moodle (Alice Lee_123_assignsubmission_file_rnn.py) export them")
-
-
-def lms_export(folder, module):
-    """{student: {file name: path}} of a flat LMS export (see LMS_NAMES); raises ValueError, saying the layout
-    expected, when ``folder`` holds files that are not one, or no student's ``module``."""
-    files = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)) and n.endswith(".py"))
-    students, strangers = {}, []
-    for name in files:
-        for _, pattern in LMS_NAMES:
-            match = pattern.match(name)
-            if match:
-                original = match.group("file") + (match.groupdict().get("ext") or "")
-                students.setdefault(match.group("student"), {})[original] = os.path.join(folder, name)
-                break
-        else:
-            strangers.append(name)
-    if strangers or not any(module in found for found in students.values()):
-        what = (f"files not named <student>_<numbers>_<file>.py: {', '.join(strangers[:5])}" if strangers
-                else f"no student's {module}" if files else "no student folder and no .py file")
-        raise ValueError(f"{folder}: {what}.  minigrad grade reads {LMS_LAYOUT}")
-    return students
 
 
 def _inside(path, folder):
@@ -111,127 +88,183 @@ def _seed(out, seed, name, regrade):
     return seed
 
 
+def lock_out(out, what=""):
+    """Hold ``out`` for this run (an flock on out/.lock, released by the OS however the run ends, kill -9 too);
+    the lock file says who holds it.  Raises ValueError naming the run that holds it already."""
+    handle = open(os.path.join(out, LOCK), "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "a run that has not said who it is yet"
+        handle.close()
+        raise ValueError(f"{out} is being graded by another run ({holder}): wait until it ends, or choose "
+                         "another --out") from None
+    handle.seek(0)
+    handle.truncate()
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    handle.write(f"pid {os.getpid()} on {os.uname().nodename}, started {started}{what}\n")
+    handle.flush()
+    return handle
+
+
 def grade_folder(submissions, assignment, out, jobs=1, regrade=False, only=None, seed=None, limits=None,
                  progress=None):
-    """Grade every student of ``submissions`` (one folder each, or a flat LMS export: ``lms_export``) into
-    ``out``; returns the Gradebook: its rows (dicts: student, status, each check, total, max, isolation, flags)
-    and ``counts`` of this run (graded, skipped, not graded).
+    """Grade every student of ``submissions`` (one folder each, or a flat LMS export: roster.py) into ``out``;
+    returns the Gradebook: its rows (dicts: student, status, each check, total, max, isolation, flags, id,
+    graded_file, late, ignored) and ``counts`` of this run.  A second run on the same ``out`` at once is refused.
 
     ``progress``: a text stream for the progress bar and the most similar pairs (the command passes stderr)."""
     assignment = load_assignment(assignment)
     submissions, out = os.path.abspath(submissions), os.path.abspath(out)
     if _inside(out, submissions) or _inside(submissions, out):
         raise ValueError(f"--out {out} must be outside the submissions folder {submissions} (and not hold it)")
-    names = students_in(submissions)
-    flat = None if names else lms_export(submissions, assignment.module)   # {student: {file: path}}
-    names = names or sorted(flat)
+    students = roster(submissions, assignment.module)
     os.makedirs(out, exist_ok=True)
+    with lock_out(out, f", grading {submissions}"):
+        return _grade_class(students, submissions, assignment, out, jobs, regrade, only, seed, limits, progress)
+
+
+def _grade_class(students, submissions, assignment, out, jobs, regrade, only, seed, limits, progress):
     seed = _seed(out, seed, assignment.name, regrade)
     grader = Grader(assignment, seed=seed, only=only, limits=limits or Limits(), hide=[submissions, out])
     version = minigrad_version()
     write_atomic(os.path.join(out, "grading.json"), json.dumps(
         {"assignment": assignment.name, "assignment_path": assignment.path, "seed": grader.seed,
          "minigrad": version, "checks": [c.name for c in grader.checks]}, indent=2) + "\n")
-    todo = [n for n in names if regrade or not _graded(out, n)]
-    snapshot = tempfile.mkdtemp(prefix="minigrad-class-")    # mode 0700: the grader's alone
-    done = [len(names) - len(todo)]
-    counts = {"graded": 0, "skipped": len(names) - len(todo), NOT_GRADED: 0}
+    folder = os.path.join(out, SNAPSHOT)      # a run killed with -9 left it: nobody else holds out (the lock)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder, mode=0o700)
+    counts = {"graded": 0, "changed": 0, "skipped": 0, NOT_GRADED: 0, REFUSED: 0}
     lock = threading.Lock()
+    done = [0]
 
-    def one(name):
-        folder = os.path.join(snapshot, name)
+    def tick(student):
+        done[0] += 1
+        if progress is not None:
+            label = printable(student.label)[:40]
+            progress.write(f"\r[{done[0]:>{len(str(len(students)))}}/{len(students)}] {label:<40}")
+            progress.flush()
+
+    def one(student):
         try:
-            results = grader.grade(folder)
-            flags = flagged[name]
-            _write_student(out, name, results, flags, grader.seed, grader.isolation)
+            results = grader.grade(os.path.join(folder, student.key))
+            _write_student(out, student, results, flagged[student.key], grader.seed, grader.isolation,
+                           hashes[student.key])
             outcome = "graded"
         except Exception as error:   # the grader's side (NotGraded, a full disk, ...): never a grade
             reason = str(error) if isinstance(error, NotGraded) else f"{type(error).__name__}: {error}"
-            _write_not_graded(out, name, reason, grader.seed)
+            _write_not_graded(out, student, reason, grader.seed)
             outcome = NOT_GRADED
         with lock:
             counts[outcome] += 1
-            done[0] += 1
-            if progress is not None:
-                progress.write(f"\r[{done[0]:>{len(str(len(names)))}}/{len(names)}] {name[:40]:<40}")
-                progress.flush()
+            if outcome == "graded" and student.key in changed:
+                counts["changed"] += 1
+            tick(student)
 
+    hashes, sources, todo, changed = {}, {}, [], set()
     try:
         for check in grader.checks:   # the reference first: its failure is the instructor's, not a student's
             grader.reference.prepare(check)
-        for name in names:   # copied before any student's code runs
-            if flat is None:
-                copy_submission(os.path.join(submissions, name), os.path.join(snapshot, name))
+        for student in students:      # copied before any student's code runs; one student's trouble is theirs
+            try:
+                if student.refused:
+                    raise Refused(student.refused)
+                hashes[student.key] = snapshot(student, os.path.join(folder, student.key))
+            except Refused as why:
+                student.refused = str(why)
+                _write_not_graded(out, student, student.refused, grader.seed, REFUSED)
+                counts[REFUSED] += 1
+                tick(student)
                 continue
-            os.makedirs(os.path.join(snapshot, name))
-            for original, path in flat[name].items():
-                shutil.copyfile(path, os.path.join(snapshot, name, original))
+            except OSError as error:   # writing the snapshot (a full disk): the grader's side
+                _write_not_graded(out, student, f"{type(error).__name__}: {error}", grader.seed)
+                counts[NOT_GRADED] += 1
+                tick(student)
+                continue
+            record = _record(out, student.key)
+            if not regrade and _graded(record) and record.get("hash") == hashes[student.key]:
+                counts["skipped"] += 1
+                tick(student)
+            else:
+                todo.append(student)
+                if _graded(record) and record.get("hash") not in (None, hashes[student.key]):
+                    changed.add(student.key)
         # read once, before any code runs: a submission's code cannot rewrite what the copy flags judge
-        sources = {name: similarity.submission_sources(os.path.join(snapshot, name)) for name in names}
+        sources = {key: similarity.submission_sources(os.path.join(folder, key)) for key in hashes}
         # here, in one thread: CPython's ast is not safe to use from threads at once ("AST constructor recursion
         # depth mismatch" with -j 2), and the flags depend on the sources only
-        flagged = {name: similarity.reference_flags(sources[name], assignment) for name in todo}
+        flagged = {s.key: similarity.reference_flags(sources[s.key], assignment) for s in todo}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
             progress.write("\n")
     finally:
         grader.close()
-        shutil.rmtree(snapshot, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    labels = {s.key: s.label for s in students}
     pairs = similarity.pairwise(sources, base=student_version(assignment.reference))
-    _write_similarity(out, pairs, progress)
+    _write_similarity(out, [(labels[a], labels[b], score) for a, b, score in pairs], progress)
     near = similarity.pair_flags(sources, base=similarity.handout(assignment))   # classmates: in gradebook.csv too
-    rows = _rows(out, names, grader.checks, near)
+    rows = _rows(out, students, grader.checks, near)
     _write_gradebook(out, rows, grader.checks)
     return Gradebook(rows, counts)
 
 
-def _record(out, name):
+def _record(out, key):
     """A student's grade.json read back, or None."""
     try:
-        with open(os.path.join(out, "students", name, "grade.json"), encoding="utf-8") as f:
+        with open(os.path.join(out, "students", key, "grade.json"), encoding="utf-8") as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
 
 
-def _graded(out, name):
-    record = _record(out, name)
-    return record is not None and record.get("status") != NOT_GRADED
+def _graded(record):
+    return record is not None and record.get("status") == "graded"
 
 
-def _write_not_graded(out, name, reason, seed):
-    """Mark a student not graded (the reason for the instructor); a resumed run grades them again."""
+def _about(student):
+    """What grade.json records of the submission as handed in."""
+    return {"student": student.name, "id": student.id, "graded_file": student.graded_file, "late": student.late,
+            "ignored": student.ignored}
+
+
+def _write_not_graded(out, student, reason, seed, status=NOT_GRADED):
+    """Mark a student not graded (or refused), with the reason for the instructor; a resumed run tries again."""
     try:
-        folder = os.path.join(out, "students", name)
+        folder = os.path.join(out, "students", student.key)
         os.makedirs(folder, exist_ok=True)
         for stale in ("results.json", "report.txt"):   # a report of an earlier run is not this run's
             if os.path.exists(os.path.join(folder, stale)):
                 os.unlink(os.path.join(folder, stale))
         write_atomic(os.path.join(folder, "grade.json"), json.dumps(
-            {"student": name, "seed": seed, "status": NOT_GRADED, "reason": reason}, indent=2) + "\n")
+            dict(_about(student), seed=seed, status=status, reason=reason), indent=2) + "\n")
     except OSError:   # the disk that failed the grading may fail this too: no grade.json is "not graded" too
         pass
 
 
-def _write_student(out, name, results, flags, seed, isolation):
-    folder = os.path.join(out, "students", name)
+def _write_student(out, student, results, flags, seed, isolation, digest):
+    folder = os.path.join(out, "students", student.key)
     os.makedirs(folder, exist_ok=True)
     write_atomic(os.path.join(folder, "results.json"), json.dumps(gradescope(results), indent=2) + "\n")
     write_atomic(os.path.join(folder, "report.txt"), table(results, flags) + "\n")
     write_atomic(os.path.join(folder, "grade.json"), json.dumps(
-        {"student": name, "seed": seed, "status": "graded", "isolation": isolation, "results": results,
-         "flags": flags}, indent=2) + "\n")   # last: "graded"
+        dict(_about(student), seed=seed, status="graded", isolation=isolation, hash=digest, results=results,
+             flags=flags), indent=2) + "\n")   # last: "graded"
 
 
-def _rows(out, names, checks, near=None):
-    """The gradebook's rows; ``near``: {student: [flag]} of near-identical classmates (similarity.pair_flags)."""
+def _rows(out, students, checks, near=None):
+    """The gradebook's rows; ``near``: {student key: [flag]} of near-identical classmates (similarity.pair_flags)."""
     rows = []
-    for name in names:
-        graded = _record(out, name) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
-        row = {"student": name, "max": sum(c.points for c in checks)}
-        if graded.get("status") == NOT_GRADED:
-            row.update({"status": f"{NOT_GRADED}: {graded['reason']}", "total": "", "isolation": "", "flags": ""})
+    for student in students:
+        graded = _record(out, student.key) or {"status": NOT_GRADED, "reason": "no grade.json could be written"}
+        if student.refused:
+            graded = {"status": REFUSED, "reason": student.refused}
+        row = {"student": student.name, "max": sum(c.points for c in checks)}
+        if graded.get("status") != "graded":
+            row.update({"status": f"{graded['status']}: {graded['reason']}", "total": "", "isolation": "",
+                        "flags": ""})
             row.update({c.name: "" for c in checks})
         else:
             scores = {r["name"]: r["score"] for r in graded["results"]}
@@ -240,29 +273,34 @@ def _rows(out, names, checks, near=None):
             row["total"] = sum(scores.get(c.name, 0) for c in checks)
             row["isolation"] = graded.get("isolation") or ""
             row["flags"] = "; ".join(graded.get("flags", []) + [f for r in graded["results"] for f in r.get("flags", [])]
-                                     + (near or {}).get(name, []))
+                                     + (near or {}).get(student.key, []))
+        row.update({"id": student.id, "graded_file": student.graded_file,
+                    "late": "LATE" if student.late else "", "ignored": "; ".join(student.ignored)})
         rows.append(row)
     return rows
 
 
-def _write_gradebook(out, rows, checks):
+def _write_csv(path, header, rows):
+    """A CSV a spreadsheet reads as text (escape.csv_cell); names keep their bytes (surrogateescape)."""
     text = io.StringIO()
-    writer = csv.DictWriter(text, ["student", "status"] + [c.name for c in checks] +
-                            ["total", "max", "isolation", "flags"], lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
     for row in rows:
-        writer.writerow({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in row.items()})
-    write_atomic(os.path.join(out, "gradebook.csv"), text.getvalue())
+        writer.writerow([csv_cell(f"{v:g}" if isinstance(v, float) else v) for v in row])
+    with atomic_write(path, "wb") as f:
+        f.write(text.getvalue().encode("utf-8", "surrogateescape"))
+
+
+def _write_gradebook(out, rows, checks):
+    header = ["student", "status"] + [c.name for c in checks] + ["total", "max", "isolation", "flags", "id",
+                                                                  "graded_file", "late", "ignored"]
+    _write_csv(os.path.join(out, "gradebook.csv"), header, [[row[k] for k in header] for row in rows])
 
 
 def _write_similarity(out, pairs, progress, top=5):
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["student_a", "student_b", "similarity"])
-    for a, b, score in pairs:
-        writer.writerow([a, b, f"{score:.3f}"])
-    write_atomic(os.path.join(out, "similarity.csv"), text.getvalue())
+    _write_csv(os.path.join(out, "similarity.csv"), ["student_a", "student_b", "similarity"],
+               [[a, b, f"{score:.3f}"] for a, b, score in pairs])
     if progress is not None and pairs:
         progress.write("most similar pairs (a flag to look at, not a verdict):\n")
         for a, b, score in pairs[:top]:
-            progress.write(f"  {score:.2f}  {a}  {b}\n")
+            progress.write(f"  {score:.2f}  {printable(a)}  {printable(b)}\n")

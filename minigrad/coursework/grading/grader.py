@@ -37,7 +37,7 @@ import numpy
 
 from ...finite_differences import EPS, central_difference, compare as judge_gradient, relative_error
 from ..authoring.assignment import load_assignment
-from ..sandbox import Limits, NotGraded, Worker, WorkerFailed, isolation
+from ..sandbox import Limits, NotGraded, Worker, WorkerFailed, check_installation, isolation
 from .cases import Reference, arguments, grading_seed, objective
 from .diagnostics import close, compare, diagnose_gradient
 from .outcome import (NO_GRADIENTS, NONE_YET, STATUS_WORDS, WORKER_FAILURES, Outcome, Part, Status, Worst, array_problem,
@@ -81,9 +81,9 @@ class Grader:
             raise KeyError(f"assignment {self.assignment.name} has no check named "
                            f"{', '.join(map(repr, unknown))}: the checks are {', '.join(names)}")
         self.checks = [c for c in self.assignment.checks if only is None or c.name in only]
+        check_installation()    # a worker that cannot import what Python has would cost students points: refuse
         self.reference = Reference(self.assignment, self.seed)
         self.isolation = None   # the isolation the last submission was graded under (sandbox.ISOLATION)
-        self.warned = set()     # the instructor's warnings given in this run: each once (sandbox.Worker)
 
     def close(self):
         self.reference.close()
@@ -123,7 +123,7 @@ class Grader:
                     try:
                         worker = Worker(folder, module, self.limits, hide=self.hide + [folder],
                                         python_only=not os.path.isdir(submission),
-                                        answers=self.assignment.answer_modules, warned=self.warned)
+                                        answers=self.assignment.answer_modules)
                     except WorkerFailed as failure:
                         stopped = Outcome(Status.IMPORT, Part.FORWARD,
                                           "your file could not be imported: " + failure.reason)

@@ -1,5 +1,6 @@
 """A graded submission in words: the plain-text table a student reads, Gradescope's results.json."""
 from ...atomic_file import atomic_write
+from .escape import printable
 
 
 def _part(ok):
@@ -27,7 +28,7 @@ def table(results, flags=()):
                 lines.append(f"  hint {level}: {hint}")
     for flag in list(flags) + [f for r in results for f in r.get("flags", [])]:
         lines.append(f"\nflag: {flag}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))   # a student's message may carry terminal escapes: shown, never run
 
 
 def gradescope(results, flags=()):
@@ -40,11 +41,11 @@ def gradescope(results, flags=()):
         if r["max_rel_error"] is not None:
             output += f"\nmax relative error {r['max_rel_error']:.2e}" + (f" at {r['worst']}" if r["worst"] else "")
         tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
-                      "status": "passed" if r["passed"] else "failed", "output": output})
+                      "status": "passed" if r["passed"] else "failed", "output": printable(output)})
     flags = list(flags) + [f for r in results for f in r.get("flags", [])]
     if flags:   # for the course staff: Gradescope does not show a hidden test to the student
         tests.append({"name": "copy flags (course staff only)", "score": 0, "max_score": 0, "status": "failed",
-                      "visibility": "hidden", "output": "\n".join(flags)})
+                      "visibility": "hidden", "output": printable("\n".join(flags))})
     return {"score": sum(r["score"] for r in results), "tests": tests}
 
 

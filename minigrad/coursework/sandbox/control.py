@@ -42,8 +42,7 @@ process of the worker's uid; then checks /proc itself and kills what is left.
 One piece of state lives in this module, on purpose: ``isolation()``'s answer
 (functools.lru_cache), probed once per grading process, since the probe starts
 a process of its own.  The rest is constants; the uids in use are claimed on
-disk (UID_CLAIMS), and a warning given once per grading run is the caller's
-record (``Worker(warned=...)``, the Grader's set), not this module's.
+disk (UID_CLAIMS).
 """
 import enum
 import json
@@ -56,7 +55,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 from . import protocol
 from .supervisor import processes
@@ -240,24 +238,12 @@ def exit_reason(code, cpu, limits):
             "another program)"), False
 
 
-def unreadable_warning(uid, paths):
-    """For the instructor: the worker's uid cannot read the Python that runs it (e.g. one under /root)."""
-    return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
-            f"{', '.join(paths)}: a submission can import only what the worker imported before switching "
-            "(NumPy, minigrad and common standard modules; worker.PRELOAD), so any other import fails as "
-            "if the student's code were wrong.  Let other users read the Python installation (e.g. "
-            "chmod o+x on the folders above it), install it outside /root, or grade as a normal user.")
-
-
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=(),
-                 warned=None):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=()):
         """``answers``: library modules that implement the assignment's answer (checks.json "answer_modules"):
-        not loaded in the worker, and covered where mounts are possible.  ``warned``: a set the caller keeps
-        for a grading run (Grader.warned): a warning for the instructor is given once per set, not once per
-        worker (None: every worker gives it)."""
+        not loaded in the worker, and covered where mounts are possible."""
         self.limits = limits or Limits()
         self.isolation = "trusted" if trusted else isolation()[0]   # the reference needs no sandbox
         self.uid, self.uid_lock = (None, None) if trusted else claim_uid()
@@ -267,7 +253,6 @@ class Worker:
         self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
-        self.warned = set() if warned is None else warned
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -316,10 +301,7 @@ class Worker:
         if header.get("status") == "sandbox":   # the grader's side: the OS refused what the probe allowed
             raise NotGraded(f"the worker's sandbox could not be built: {str(header.get('message'))[:500]}")
         if header.get("status") == "started":
-            self.unreadable = [str(path) for path in header.get("unreadable", [])]
-            if self.unreadable and "unreadable" not in self.warned:
-                self.warned.add("unreadable")
-                warnings.warn(unreadable_warning(self.uid, self.unreadable), RuntimeWarning, stacklevel=3)
+            self.unreadable = [str(path) for path in header.get("unreadable", [])]   # installation.py
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],

@@ -9,7 +9,10 @@ Two steps, in two processes (control.py starts them):
                                         - every mount read-only (Python, minigrad, the grader's files),
                                         - one tmpfs of ``scratch_mb`` at /tmp, also mounted at /var/tmp and
                                           /dev/shm, holding its folder /tmp/work (a copy of the submission),
-                                        - the grader's folders covered by empty, unreadable mounts;
+                                        - the grader's folders covered by empty, unreadable mounts,
+                                        - Python's installation (prefix, site-packages, NumPy, minigrad)
+                                          mounted read-only at its own path where a cover hides it or the
+                                          worker's uid could not pass through a folder above it (/root);
                  lock()                 then, not as root, a nested user and mount namespace, in which those
                                         mounts are locked: the submission cannot unmount or remount them.
                                         (As root the worker switches to a uid of its own instead.)
@@ -31,6 +34,7 @@ import anything of the package.
 """
 import ctypes
 import os
+import re
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -85,16 +89,17 @@ def enter_namespaces():
 
 
 def _mount(libc, source, target, fstype, flags, data=None):
-    _check(libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+    # os.fsencode: a folder named in bytes that are not UTF-8 (a student's) is mounted by its own bytes
+    _check(libc.mount(os.fsencode(source), os.fsencode(target), fstype.encode() if fstype else None, flags,
                       data.encode() if data else None), f"mount {target}")
 
 
 def _mount_points():
     points = []
-    with open("/proc/self/mountinfo") as f:
+    with open("/proc/self/mountinfo", "rb") as f:
         for line in f:
-            point = line.split()[4]
-            points.append(point.encode().decode("unicode_escape"))   # "\040" is a space
+            point = line.split()[4]   # "\040" is a space; the rest are the mount point's own bytes
+            points.append(os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), point)))
     return points
 
 
@@ -109,22 +114,52 @@ def _read_tree(folder):
     return found
 
 
+def _inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _blocked(path, owner):
+    """The topmost folder above ``path`` that ``owner`` (a uid other than root's) cannot pass through: /root,
+    mode 0700, above a pyenv Python; None when there is none (or no owner: the worker keeps this user)."""
+    if owner is None:
+        return None
+    folder = os.sep
+    for part in path.strip(os.sep).split(os.sep)[:-1]:
+        folder = os.path.join(folder, part)
+        info = os.stat(folder)
+        if not (info.st_mode & 0o001 or info.st_uid == owner and info.st_mode & 0o100):
+            return folder
+    return None
+
+
 def private_view(workdir, scratch_mb, hide=(), keep=(), owner=None):
     """Build the worker's view (see the module docstring); returns the paths it covered.
 
     workdir: the host folder with the submission's copy (read, then left behind: the worker works in WORK)
-    hide:    folders and files to cover; one holding a path of ``keep`` (Python, minigrad) stays
+    hide:    folders and files to cover
+    keep:    what the worker must be able to read wherever it is installed (Python, site-packages, NumPy,
+             minigrad): each is mounted read-only at its own path where a cover would hide it: under the
+             private /tmp (a venv there), under a covered folder (a home), or below a folder the worker's uid
+             cannot pass through (/root, 0700): such a folder is covered by a read-only tmpfs holding only the
+             way down to what is kept
     owner:   the uid that will own WORK (root's worker switches to it); None: this process's"""
     libc = _libc()
     files = _read_tree(workdir)
     scratch = ("/tmp", "/var/tmp", "/dev/shm")
+    keep = sorted(set(os.path.realpath(k) for k in keep if os.path.isdir(k)))
+    keep = [k for k in keep if not any(k != other and _inside(k, other) for other in keep)]
+    hide = [os.path.realpath(h) for h in hide]
+    hide = [h for h in hide if h not in scratch and os.path.exists(h)]
+    # folders covered by a skeleton: a hidden folder holding something kept, and what the worker cannot pass
+    skeletons = sorted(set([h for h in hide if any(_inside(k, h) for k in keep)] +
+                           [b for b in (_blocked(k, owner) for k in keep) if b is not None]))
+    skeletons = [s for s in skeletons if not any(s != o and _inside(s, o) for o in skeletons + list(scratch))]
+    covers = skeletons + list(scratch)
     _check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
     _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE)
+    # opened in this mount namespace (a mount of another cannot be bound), before anything covers them
+    rebound = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep if any(_inside(k, c) for c in covers)}
     _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    kept = {}   # Python or minigrad under /tmp (a venv there): seen through the private /tmp too, read-only
-    for path in sorted(set(os.path.realpath(k) for k in keep)):
-        if path.startswith(tuple(s + os.sep for s in scratch)) and not any(path.startswith(o + os.sep) for o in kept):
-            kept[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
     for point in sorted(set(_mount_points())):
         if point == "/proc" or point.startswith(("/proc/", "/sys")):
             continue
@@ -139,15 +174,20 @@ def private_view(workdir, scratch_mb, hide=(), keep=(), owner=None):
     for also in ("/var/tmp", "/dev/shm"):
         if os.path.isdir(also):
             _mount(libc, "/tmp", also, None, MS_BIND)
-    for path, fd in kept.items():
-        os.makedirs(path, exist_ok=True)
+    for folder in skeletons:
+        _mount(libc, "tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+    for path, fd in rebound.items():   # each kept folder at its own path, read-only
+        mask = os.umask(0o022)          # the way down is passable by the worker's uid whatever the caller's umask
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        os.umask(mask)
         _mount(libc, f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         _mount(libc, "none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         os.close(fd)
-    hidden = []
-    for path in hide:
-        path = os.path.realpath(path)
-        if path in scratch or not os.path.exists(path) or any((k + os.sep).startswith(path + os.sep) for k in keep):
+    for folder in skeletons:
+        _mount(libc, "none", folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+    hidden = list(skeletons)
+    for path in hide:   # what is still to see of them, through the kept folders (the grader's code, answers)
+        if path in skeletons or not os.path.exists(path) or any(_inside(k, path) for k in keep):
             continue
         if os.path.isdir(path):
             _mount(libc, "tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")

@@ -25,13 +25,15 @@ control pipe ("done").
 Then it kills the worker's session and every process below itself (and, when
 the worker runs as a uid of its own, every process of that uid), reaps them,
 checks that none is left, reports the worker's exit status and CPU seconds
-("exit CODE CPU", or "exit disk") and "clean" (or the pids left) and exits.
+("exit CODE CPU", or "exit disk") and "clean" (or the pids left), removes the worker's folder (and, when
+the grader is gone, its log's folder too: nothing of a submission outlives a killed grader) and exits.
 """
 import ctypes
 import importlib.util
 import json
 import os
 import select
+import shutil
 import signal
 import stat
 import subprocess
@@ -161,7 +163,6 @@ def disk_used(workdir, uid):
 
 def remove_owned(uid):
     """Remove everything ``uid`` owns in the world-writable folders (after its processes are gone)."""
-    import shutil
     for top in WORLD_WRITABLE:
         for path, info in _owned(top, uid, []):
             if stat.S_ISDIR(info.st_mode):
@@ -235,8 +236,12 @@ def main(config):
     left = kill_all(os.getpid(), worker.pid, uid)
     if watch and uid is not None:
         remove_owned(uid)
-    os.write(config["status"], f"exit {code} {cpu:.3f}\n".encode())
-    os.write(config["status"], (("clean" if not left else "left " + " ".join(map(str, left))) + "\n").encode())
+    shutil.rmtree(config["workdir"], ignore_errors=True)   # the worker's copy of the submission: never left behind
+    try:
+        os.write(config["status"], f"exit {code} {cpu:.3f}\n".encode())
+        os.write(config["status"], (("clean" if not left else "left " + " ".join(map(str, left))) + "\n").encode())
+    except BrokenPipeError:   # the grader is gone (kill -9): nobody will read the log or remove its folder
+        shutil.rmtree(os.path.dirname(config["log"]), ignore_errors=True)
 
 
 if __name__ == "__main__":

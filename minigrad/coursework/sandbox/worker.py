@@ -49,9 +49,10 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Imported before the switch to the worker's uid, so that they import even where that uid cannot read
-# Python's own files (a Python installed under /root, 0700): the modules a submission is likely to use,
-# NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random) and minigrad's.
+# Imported before the student's clock starts (and before the switch to the worker's uid): the modules a
+# submission is likely to use, NumPy's lazily loaded parts (minigrad's first random draw imports numpy.random)
+# and minigrad's.  Any other module imports too: the worker's uid reads Python's installation (isolation.py
+# mounts it at its own path; without namespaces, control.check_installation refuses a run where it cannot).
 PRELOAD = ("numpy.random", "numpy.linalg", "numpy.fft", "minigrad.nn.functional", "minigrad.data",
            "minigrad.decoding", "minigrad.metrics", "minigrad.models", "minigrad.text", "math", "random",
            "itertools", "functools", "collections", "copy", "dataclasses", "typing", "warnings", "string",
@@ -415,8 +416,9 @@ def main(config):
         del sys.modules[name]
     os.umask(0o077)
     hidden, mode = [], config["isolation"]
+    # what a submission may import, mounted where it is: not the grader's other sys.path folders (its cwd)
     keep = [os.path.dirname(os.path.abspath(minigrad.__file__)), os.path.dirname(os.path.abspath(numpy.__file__)),
-            sys.prefix, sys.base_prefix] + [p for p in sys.path if os.path.isdir(p)]
+            sys.prefix, sys.base_prefix] + [p for p in sys.path if p.endswith(("-packages", "-packages/"))]
     try:
         if mode in ("namespaces", "user-namespaces"):
             hidden = isolation.private_view(os.getcwd(), config["scratch_mb"], config["hide"],
