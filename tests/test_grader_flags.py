@@ -45,7 +45,7 @@ UNITS = {"rnn": lambda k: {("a", k % 10), ("b", (k + 3 * (k // 10)) % 10)},
 SETS = ["primitives", "rnn", "lstm_gru"]          # attention and transformer: tests/test_grader_flags_sets.py
 # the honest corpus's highest share of own code matched in a source, measured: primitives' bodies are a line
 # or two, and the natural line is the library's (`unbroadcast(dout * b, _shape(a))`), so its margin is the least
-HONEST_AT_MOST = {"rnn": 0.05, "lstm_gru": 0.15, "primitives": 0.45}
+HONEST_AT_MOST = {"rnn": 0.05, "lstm_gru": 0.1, "primitives": 0.45}
 
 
 def read(path):
@@ -220,7 +220,7 @@ def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
 @pytest.mark.parametrize("name", SETS)
 def test_the_margin_between_the_honest_corpus_and_the_copies(name):
     """The honest corpus's highest share of own code matched in any source (HONEST_AT_MOST), and the copies'
-    lowest (rnn 0.79, lstm_gru 0.96, primitives 0.81: the reordered one, its dead statements count as its own)."""
+    lowest (rnn 0.92, lstm_gru 0.96, primitives 0.81)."""
     assignment = load_assignment(name)
 
     def best(source):
@@ -232,7 +232,7 @@ def test_the_margin_between_the_honest_corpus_and_the_copies(name):
         return max(shares)
     honest = max(best(read(p)) for p in corpus(name))
     copied = min(best(c) for c in copies(assignment).values())
-    assert honest <= HONEST_AT_MOST[name] and copied > 0.75 and honest < reference.OWN_FLAG_AT < copied, \
+    assert honest <= HONEST_AT_MOST[name] and copied > 0.8 and honest < reference.OWN_FLAG_AT < copied, \
         (honest, copied)
 
 

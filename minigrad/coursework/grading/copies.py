@@ -3,8 +3,9 @@
 Honest code converges on what the handout dictates (the skeleton, the signatures, the loop the hints spell
 out), so only the student's OWN tokens are compared: a token is the handout's when it lies in a run of
 HANDED_OUT tokens of the handed-out files (the student file with its docstrings and library helpers, the
-tests, README.md) or of any hint level of checks.json.  A token is matched when it lies in a run of RUN
-tokens (about two statements) that a source holds: every shipped assignment's reference (library code
+tests, README.md) or of any hint level of checks.json (similarity's tokens read ``self.attn(x)`` as the
+hints' ``attn(x)``).  A token is matched when it lies in a run of RUN tokens (about three statements) that
+a source holds: every shipped assignment's reference (library code
 inlined) and minigrad's own implementation (functions/, nn/, ...).  Tokens are similarity.py's (names are
 placeholders, keywords, operators, numbers and attribute names stay), written statement by statement so a
 flag can say which lines match.  Calibrated on the honest corpora of tests/fixtures/honest (see the README).
@@ -55,7 +56,8 @@ def _imports(source):
 # whole statements.  So a token counts as matched when it lies in a run of RUN tokens that the source holds,
 # and as the student's own only when it is not in a run of HANDED_OUT tokens of what the handout already says
 # (the student file, its tests, README and train script, every hint level of checks.json).
-RUN = 24              # tokens (names are V, ";" "{" "}" dropped): about two statements
+RUN = 32              # tokens (names are V, ";" "{" "}" dropped): about three statements; one API call dictated
+                      # by the hints and the library (24 tokens: `F.scaled_dot_product_attention(q, k, v, ...)`) is not
 HANDED_OUT = 6        # tokens: a run this long of the handout's text is the handout's, not the student's
 MIN_OWN = 40          # own tokens below this: too little code to judge
 MIN_FUNCTION_OWN = 20        # the same, for one function

@@ -91,7 +91,20 @@ class Normaliser(ast.NodeTransformer):
             node.body = body[1:] or [ast.Pass()]
         return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Module = _drop_docstring
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Module = _drop_docstring
+
+    def visit_ClassDef(self, node):
+        """A method's first argument is ``self`` whatever its name: renaming it changes nothing."""
+        node = self._drop_docstring(node)      # first: a wrapped decorator, (staticmethod if 1 else 0), unwraps
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args and not any(
+                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+                first = method.args.args[0].arg
+                method.args.args[0].arg = "self"
+                for name in ast.walk(method):
+                    if isinstance(name, ast.Name) and name.id == first:
+                        name.id = "self"
+        return node
 
 
 def normal_form(source):
@@ -126,6 +139,10 @@ def _tokens(source):
                 at_statement_start = True
                 out.append({tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}[token.type])
                 previous = token
+                continue
+            if token.string == "." and previous is not None and previous.string == "self" and out[-1] == "V":
+                out.pop()                      # self.attn reads as attn: the hints name a module's layers bare
+                previous = None
                 continue
             if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
                 kept = previous is not None and previous.string == "."
