@@ -185,7 +185,7 @@ class Reference:
 
     def _forward_cost(self, target, entries, arrays):
         """CPU seconds of one reference forward at these inputs, without the request's own cost: a request
-        repeating it R times less one computing it once, over R - 1 (R grows until that is >= 50 ms)."""
+        repeating it R times less one computing it once, over R - 1 (R sized for about 40 ms of CPU)."""
         worker = self._reference()
 
         def cpu(repeat):
@@ -194,13 +194,14 @@ class Reference:
             after = worker.cpu_seconds()
             return None if before is None or after is None else after - before
         once, runs = cpu(1), 16
-        while True:
+        for _ in range(5):
             many = cpu(runs)
             if once is None or many is None:
                 return 0.0                             # no /proc: the per-entry allowance alone decides
-            if many - once >= 0.05 or runs >= 4096:
-                return max(many - once, 0.0) / (runs - 1)
-            runs *= 4
+            if many - once >= 0.03 or runs >= 65536:
+                break
+            runs = int(min(65536, runs * min(16, 0.04 / max(many - once, 0.0025))))   # sized for ~40 ms
+        return max(many - once, 0.0) / (runs - 1)
 
     def _time(self, check):
         """The timing case of ``check``: inputs from the seed at its sizes, the reference's answers and its
