@@ -70,6 +70,7 @@ def _say_isolation():
 
 
 def _check(args):
+    from .coursework.grading.escape import printable
     from .coursework.grading.grader import Grader
     from .coursework.grading.report import gradescope, table, write_atomic
     from .coursework.sandbox import Limits, NotGraded
@@ -86,7 +87,7 @@ def _check(args):
         try:
             results = grader.grade(args.submission)
         except NotGraded as error:   # the grader's side failed: no report, no grade
-            print(f"minigrad: not graded: {error}", file=sys.stderr)
+            print(printable(f"minigrad: not graded: {error}"), file=sys.stderr)
             return 3
     text = table(results)
     print(text)

@@ -264,7 +264,7 @@ def test_the_output_sets_have_the_same_copy_flags(name, library_import):
     and similarity.py counts only what the handout and its hints do not already say (issue 38 item 1), which
     here is too little to judge (under MIN_OWN tokens)."""
     from minigrad.coursework.authoring.make import student_version
-    from minigrad.coursework.grading.similarity import reference_flags
+    from minigrad.coursework.grading.copies import reference_flags
     assignment = load_assignment(name)
     handed_out = student_version(assignment.reference)
     assert reference_flags(student_version(assignment.reference, solutions=True), assignment) == []

@@ -197,6 +197,8 @@ def test_a_formula_like_name_and_an_ansi_message_are_inert(tmp_path, capsys):
     report = (out / "students" / "mallory" / "report.txt").read_text()
     assert "\x1b" not in report and "\\x1b[2J\\x1b[H\\x9b31mscore: 5 / 5\\x07" in report
     assert "score: 0 / 5" in report
+    tests = json.loads((out / "students" / "mallory" / "results.json").read_text())["tests"]
+    assert all("\x1b" not in test["output"] for test in tests) and "\\x1b[2J" in tests[0]["output"]
 
     put(tmp_path / "alone" / "tinyrnn.py", reference_text() + ANSI_RAISE)       # minigrad check, on a terminal
     assert main(["check", str(tmp_path / "alone"), "--assignment", FIXTURE, "--seed", "7"]) == 1

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -73,6 +74,24 @@ def test_a_standard_module_imports_wherever_python_lives(tmp_path):
     assert "No module named" not in report
 
 
+def test_a_venv_under_tmp_imports_numpy_and_the_standard_library_in_the_worker(tmp_path):
+    """The grader run from a venv under /tmp (the worker's /tmp is private): as root here, and as whatever user
+    runs the suite.  (As a normal user with Python and the checkout under /tmp too: the test below.)"""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(tmp_path / "venv")],
+                   check=True, timeout=120)
+    os.makedirs(tmp_path / "class" / "alice")
+    (tmp_path / "class" / "alice" / "tinyrnn.py").write_text(importing(STANDARD + ", numpy.polynomial"))
+    done = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "minigrad.cli", "grade",
+                           str(tmp_path / "class"), "--assignment", FIXTURE, "--out", str(tmp_path / "out"), "--seed",
+                           "3"], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    if "isolation: uid" in done.stderr and not _worker_reads_python():
+        assert done.returncode == 2 and "chmod o+x" in done.stderr     # no namespaces here: refused, see below
+        return
+    assert done.returncode == 0 and totals(tmp_path / "out") == {"alice": "5"}, done.stderr[-3000:]
+    assert json.loads((tmp_path / "out" / "students" / "alice" / "grade.json").read_text())["results"][0]["passed"]
+
+
 def test_without_a_mount_namespace_an_unreadable_python_refuses_the_run(tmp_path, monkeypatch):
     if not ROOT:
         pytest.skip("a worker of another uid is root's: a normal user's worker reads what the grader reads")
@@ -108,6 +127,75 @@ def test_two_runs_at_once_on_a_hostile_class_grade_everyone_right_as_root_or_not
         assert totals(tmp_path / out) == EXPECTED
 
 
+def _readable_python_mounts(python, hold):
+    """Shell commands that, in a private mount namespace, make ``python``'s installation passable by every uid
+    as a container's /usr/local Python is: the first folder above it closed to others (this machine's /root)
+    covered by a tmpfs holding only the way down to it.  "" when nothing is closed."""
+    folder = os.sep
+    for part in python.strip(os.sep).split(os.sep)[:-1]:
+        folder = os.path.join(folder, part)
+        if not os.stat(folder).st_mode & 0o001:
+            os.makedirs(hold)
+            return (f"mount --bind '{python}' '{hold}' && mount -t tmpfs -o mode=755 tmpfs '{folder}' && "
+                    f"mkdir -p '{python}' && mount --bind '{hold}' '{python}' && ")
+    return ""
+
+
+def test_in_a_container_without_namespaces_the_hostile_class_is_graded_right(tmp_path):
+    """The uid mode (root, no namespaces: Docker's default) with a Python every uid can read, as a container's."""
+    if not (ROOT and shutil.which("unshare")):
+        pytest.skip("the uid mode is root's (and this test needs unshare(1) to show Python as a container does)")
+    hostile_class(tmp_path / "class")
+    mounts = "".join(_readable_python_mounts(p, tmp_path / f"hold{k}")
+                     for k, p in enumerate(dict.fromkeys([sys.base_prefix, sys.prefix])))
+    command = (f"exec '{sys.executable}' -m minigrad.cli grade '{tmp_path / 'class'}' --assignment '{FIXTURE}' "
+               f"--out '{tmp_path / 'out'}' -j 2 --seed 5")
+    done = subprocess.run(["unshare", "--mount", "sh", "-c", mounts + command], capture_output=True, cwd=REPO,
+                          env=dict(os.environ, MINIGRAD_ISOLATION="uid"), timeout=300)
+    said = done.stderr.decode(errors="replace")
+    assert done.returncode == 1 and "isolation: uid" in said, said[-3000:]
+    assert totals(tmp_path / "out") == EXPECTED
+    assert b"\x1b" not in done.stdout + done.stderr
+
+
+FILLERS = """
+import json, sys
+from minigrad.coursework.grading.gradebook import grade_folder
+from minigrad.coursework.sandbox import Limits
+rows = grade_folder(sys.argv[1], sys.argv[2], sys.argv[3], jobs=2, seed=5, limits=Limits(scratch_mb=32))
+print(json.dumps({r["student"]: [r["status"], r["total"], r["isolation"]] for r in rows}))
+"""
+
+
+def test_in_a_container_without_namespaces_disk_fillers_are_capped_and_cleaned(tmp_path):
+    """test_grader_course_attacks' disk fillers in the uid mode, where this machine's Python (under /root) is
+    shown as a container's: the uid mode's disk watch still tested here, now that the mode refuses an
+    unreadable Python."""
+    from test_grader_course_attacks import filler, leftovers
+    if not (ROOT and shutil.which("unshare")):
+        pytest.skip("the uid mode is root's (and this test needs unshare(1) to show Python as a container does)")
+    marker = f"minigrad-filler-{os.getpid()}-{time.time_ns()}"
+    for name, places in (("aaa", ["CWD", "TMPDIR"]), ("aab", ["/tmp", "/var/tmp", "/dev/shm"]), ("bob", [])):
+        os.makedirs(tmp_path / "class" / name)
+        (tmp_path / "class" / name / "tinyrnn.py").write_text(filler(marker, places) + reference_text())
+    mounts = "".join(_readable_python_mounts(p, tmp_path / f"hold{k}")
+                     for k, p in enumerate(dict.fromkeys([sys.base_prefix, sys.prefix])))
+    script = tmp_path / "fillers.py"
+    script.write_text(FILLERS)
+    try:
+        done = subprocess.run(["unshare", "--mount", "sh", "-c", mounts + f"exec '{sys.executable}' '{script}' "
+                               f"'{tmp_path / 'class'}' '{FIXTURE}' '{tmp_path / 'out'}'"], capture_output=True,
+                              text=True, cwd=REPO, env=dict(os.environ, MINIGRAD_ISOLATION="uid"), timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows = json.loads(done.stdout.splitlines()[-1])
+        assert rows["bob"] == ["graded", 5, "uid"]
+        assert {rows["aaa"][0], rows["aab"][0]} == {"graded"} and {rows["aaa"][2], rows["aab"][2]} == {"uid"}
+        assert leftovers(marker) == []                                   # what their uid left is removed
+    finally:
+        for path in leftovers(marker):
+            os.unlink(path)
+
+
 USER_SCRIPT = """set -u
 cd "$WORK"
 "$PY" -m venv --system-site-packages --without-pip venv > venv.out 2>&1
@@ -115,17 +203,33 @@ venv/bin/python -m minigrad.cli grade class --assignment "$FIXTURE" --out grades
 venv/bin/python -m minigrad.cli grade class --assignment "$FIXTURE" --out grades2 -j 2 --seed 4 > run2.out 2> run2.err
 wait
 venv/bin/python -c "import sys; print(sys.prefix)" > prefix.out
+venv/bin/python -m minigrad.cli grade flat --assignment "$FIXTURE" --out grades3 --seed 4 > run3.out 2> run3.err
+echo "# handed in again" >> flat/smithjohn_1002_5_tinyrnn.py
+venv/bin/python -m minigrad.cli grade flat --assignment "$FIXTURE" --out grades3 > run4.out 2> run4.err
 """
+
+
+def flat_class(folder):
+    """A Canvas export: two students named smithjohn, a name that is not UTF-8, an entry that names no student."""
+    os.makedirs(folder)
+    buggy = reference_text().replace("dh[:, t] + dh_prev", "dh[:, t]")
+    for name, text in ((b"smithjohn_1001_99999_tinyrnn.py", buggy), (b"smithjohn_1001_100000_tinyrnn.py",
+                       reference_text()), (b"smithjohn_1002_5_tinyrnn.py", buggy),
+                       (b"Jos\xe9_7_8_tinyrnn.py", reference_text()), (b".._3_4_tinyrnn.py", reference_text())):
+        with open(os.path.join(os.fsencode(folder), name), "w") as f:
+            f.write(text)
 
 
 def test_as_a_normal_user_with_everything_under_tmp_the_hostile_class_is_graded_right(tmp_path):
     """A venv under /tmp (and, as root here, Python and this checkout seen under /tmp too): the private /tmp
-    must not hide them, and the troublemakers stop nobody, in two runs at once."""
+    must not hide them, and the troublemakers stop nobody, in two runs at once; then a Canvas export with
+    two students of one name, resumed after a resubmission."""
     work = type(tmp_path)(tempfile.mkdtemp(prefix="minigrad-tmp-venv-", dir="/tmp"))
     try:
         os.chmod(work, 0o777)
         os.makedirs(work / "home", mode=0o777)
         hostile_class(work / "class")
+        flat_class(work / "flat")
         for root, dirs, files in os.walk(work):
             for name in dirs + files:
                 os.chmod(os.path.join(root, name), 0o777)
@@ -141,6 +245,12 @@ def test_as_a_normal_user_with_everything_under_tmp_the_hostile_class_is_graded_
         for run in ("1", "2"):
             assert totals(work / f"grades{run}") == EXPECTED, (work / f"run{run}.err").read_text()[-3000:]
             assert "1 refused" in (work / f"run{run}.out").read_text()
+        with open(work / "grades3" / "gradebook.csv", encoding="utf-8", errors="surrogateescape") as f:
+            flat = {(r["student"], r["id"]): r["total"] for r in csv.DictReader(f)}
+        assert flat == {("smithjohn", "1001"): "5", ("smithjohn", "1002"): "3", ("Jos\udce9", "7"): "5",
+                        ("..", "3"): ""}, (work / "run3.err").read_text()[-3000:]
+        assert ("1 graded (1 of them changed since their grade), 2 already graded (skipped), 0 not graded, "
+                "1 refused") in (work / "run4.out").read_text()
         record = json.loads((work / "grades1" / "students" / "alice" / "grade.json").read_text())
         assert record["isolation"] == "user-namespaces" and not any("No module" in r["message"]
                                                                     for r in record["results"])

@@ -30,7 +30,8 @@ from minigrad.coursework import Grader, make_assignment
 from minigrad.coursework.grading.gradebook import grade_folder
 from minigrad.coursework.authoring.make import student_version
 from minigrad.coursework.sandbox import Limits, NotGraded, isolation
-from minigrad.coursework.grading.similarity import reference_flags, submission_sources
+from minigrad.coursework.grading.copies import reference_flags
+from minigrad.coursework.grading.similarity import submission_sources
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -97,16 +97,18 @@ def test_a_finite_difference_backward_fails_with_its_evidence_in_cpu_seconds(ste
     message = result["message"]
     assert "s of CPU at a larger size (N=8, D=64, H=256)" in message, message
     assert "a Python loop over every gradient entry at every step: about" in message
-    assert "finite differences of your forward, 2 x 84736 forwards of" in message
+    assert "finite differences of a forward, 2 x 84736 forwards of" in message
     assert "is it computing finite differences of the forward?" in message
 
 
 def test_the_calibration_leaves_an_honest_per_entry_loop_room(step_grader):
+    step_grader.reference.prepare(step_grader.checks[0])
     timing = step_grader.reference.timings["step"]
     assert timing.entries == 8 * 64 + 8 * 256 + 64 * 256 + 256 * 256 + 256       # dx dh_prev dWx dWh db
     assert timing.elements == timing.entries                                     # one step: no time axis
     assert timing.allowance() >= ROOM * timing.per_entry * timing.entries
-    assert timing.stop_at(0.0) == timing.allowance() and timing.stop_at(1.0) == 0.25 * 2 * timing.elements
+    assert timing.stop_at() == max(timing.allowance(), 0.25 * 2 * timing.elements * timing.forward_seconds)
+    assert timing.forward_seconds > 0 and timing.numeric() > 4 * timing.allowance()   # FD costs far more
 
 
 def _burner():

@@ -3,7 +3,8 @@ import re
 
 from minigrad.coursework import load_assignment
 from minigrad.coursework.authoring.make import student_version
-from minigrad.coursework.grading.similarity import fingerprints, normalise, pairwise, reference_flags, similarity
+from minigrad.coursework.grading.copies import reference_flags
+from minigrad.coursework.grading.similarity import fingerprints, normalise, pairwise, similarity
 
 RNN = load_assignment("rnn")
 

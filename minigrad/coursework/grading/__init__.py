@@ -7,7 +7,10 @@
     diagnostics.py  how a result is wrong (dtype, shape, transpose, a constant factor, the loop over time)
     report.py       a result in words: the student's table, Gradescope's results.json
     gradebook.py    a class: one folder per student in, a gradebook and reports out
-    similarity.py   copy flags (runs of tokens beyond the handout; MOSS's winnowing for pairs), for a person
+    roster.py       who handed in which files (folders, a Canvas or Moodle export); what is refused, and why
+    escape.py       student text made inert: control characters for terminals, formulas for spreadsheets
+    similarity.py   copy flags between students (MOSS's winnowing), for a person to look at
+    copies.py       copy flags against the references and minigrad (token runs beyond what the handout says)
     testing.py      check_backward: the grader's gradient check, for an assignment's public tests
     autograder.py   a Gradescope autograder zip for an assignment, and what runs in it
 

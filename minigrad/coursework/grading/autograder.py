@@ -12,7 +12,7 @@ The zip holds everything; setup needs nothing but pip's registry, for NumPy:
     config.json       the assignment, the grading seed (drawn when the zip is made), minigrad's version
 
 Gradescope unpacks the zip into /autograder/source and runs run_autograder as
-root; the workers then run as uids of their own (sandbox/machine.py), and
+root; the workers then run as uids of their own (sandbox/control.py), and
 run_autograder first makes source/assignment readable by root only.  The root
 folder is /autograder unless MINIGRAD_AUTOGRADER_ROOT says otherwise (the
 tests unpack the zip into a temporary tree laid out the same way).
@@ -29,7 +29,8 @@ from ..spec.assignment import load_assignment, minigrad_version
 from .cases import grading_seed
 from .grader import Grader, find_submission
 from .report import gradescope, write_atomic
-from .similarity import reference_flags, submission_sources
+from .copies import reference_flags
+from .similarity import submission_sources
 
 NUMPY_RANGE = "numpy>=1.24,<3"   # pyproject.toml's lower bound; pip picks the newest one for the image's Python
 

@@ -112,14 +112,15 @@ class Timing:
     """A check's timing case (checks.json "timing"): inputs at a larger size, the reference's answers there, and
     the costs that frame a backward's CPU time (see ROOM, FD_SHARE).
 
-    seconds                    the reference's backward, CPU seconds
+    seconds, forward_seconds   the reference's backward and forward, CPU seconds each
     outputs, grads             the reference's outputs and gradients (None where it has none) at these inputs
     elements                   input elements a finite-difference backward must nudge (two forwards each)
     entries                    gradient entries, times the time steps: what a per-entry loop computes"""
 
-    def __init__(self, target, args, douts, sizes, budget, seconds, outputs, grads, elements, entries, per_entry):
+    def __init__(self, target, args, douts, sizes, budget, seconds, forward_seconds, outputs, grads, elements,
+                 entries, per_entry):
         self.target, self.args, self.douts, self.sizes = target, args, douts, sizes
-        self.budget, self.seconds = budget, seconds
+        self.budget, self.seconds, self.forward_seconds = budget, seconds, forward_seconds
         self.outputs, self.grads, self.elements, self.entries = outputs, grads, elements, entries
         self.per_entry = per_entry
 
@@ -127,18 +128,13 @@ class Timing:
         """CPU seconds any honest backward may take: budget x the reference's, or ROOM x a per-entry loop."""
         return max(self.budget * self.seconds, ROOM * self.per_entry * self.entries)
 
-    def numeric(self, forward_seconds):
-        """CPU seconds of finite differences over a forward taking ``forward_seconds``: two per input element."""
-        return 2 * self.elements * forward_seconds
+    def numeric(self):
+        """CPU seconds of finite differences over the reference's forward: two forwards per input element."""
+        return 2 * self.elements * self.forward_seconds
 
-    def stop_at(self, forward_seconds):
+    def stop_at(self):
         """CPU seconds after which a backward is judged a finite-difference one (and stopped)."""
-        return max(self.allowance(), FD_SHARE * self.numeric(forward_seconds))
-
-    @staticmethod
-    def repeats(seconds):
-        """Forwards for about 0.05 s, at ``seconds`` each: the kernel counts CPU time in ticks of 10 ms."""
-        return int(min(250, max(2, 0.05 // max(seconds, 2e-4))))
+        return max(self.allowance(), FD_SHARE * self.numeric())
 
 
 class Reference:
@@ -187,6 +183,26 @@ class Reference:
             requests += 1
         return used / (requests * runs), reply
 
+    def _forward_cost(self, target, entries, arrays):
+        """CPU seconds of one reference forward at these inputs, without the request's own cost: a request
+        repeating it R times less one computing it once, over R - 1 (R sized for about 40 ms of CPU)."""
+        worker = self._reference()
+
+        def cpu(repeat):
+            before = worker.cpu_seconds()
+            self._ask_reference({"op": "forward", "target": target, "args": entries, "repeat": repeat}, arrays)
+            after = worker.cpu_seconds()
+            return None if before is None or after is None else after - before
+        once, runs = cpu(1), 16
+        for _ in range(5):
+            many = cpu(runs)
+            if once is None or many is None:
+                return 0.0                             # no /proc: the per-entry allowance alone decides
+            if many - once >= 0.03 or runs >= 65536:
+                break
+            runs = int(min(65536, runs * min(16, 0.04 / max(many - once, 0.0025))))   # sized for ~40 ms
+        return max(many - once, 0.0) / (runs - 1)
+
     def _time(self, check):
         """The timing case of ``check``: inputs from the seed at its sizes, the reference's answers and its
         backward's CPU seconds there (repeated until the kernel's ticks of 10 ms are a small part of them)."""
@@ -197,6 +213,7 @@ class Reference:
         entries, arrays = arguments(args)
         _, outputs = self._ask_reference({"op": "forward", "target": target, "args": entries}, arrays)
         douts = [rng.standard_normal(y.shape) for y in outputs]
+        forward_seconds = self._forward_cost(target, entries, arrays)
         seconds, (header, grads) = self._cpu_per_request({"op": "backward", "target": target, "args": entries,
                                                           "douts": len(arrays)}, arrays + douts, 1)
         grads = iter(grads)
@@ -206,8 +223,8 @@ class Reference:
                     default=1)
         if self.per_entry is None:
             self.per_entry = per_entry_seconds()
-        return Timing(target, args, douts, timing.sizes, timing.budget, seconds, outputs, grads, elements,
-                      steps * sum(g.size for g in grads if g is not None), self.per_entry)
+        return Timing(target, args, douts, timing.sizes, timing.budget, seconds, forward_seconds, outputs, grads,
+                      elements, steps * sum(g.size for g in grads if g is not None), self.per_entry)
 
     def _prepare_case(self, check, number, case):
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), number])

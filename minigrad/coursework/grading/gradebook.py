@@ -25,7 +25,8 @@ error of the grader's own), the student is "not graded", with the reason.
 Neither is ever a 0; the closing line counts them and the command exits
 non-zero.  A resumed run grades again every student not graded or refused,
 and every student whose files changed since their grade (grade.json keeps
-their hash); it skips the others unless ``regrade``.  The seed is read back
+their hash; one without, from an older minigrad, is graded again); it skips
+the others unless ``regrade``.  The seed is read back
 from grading.json, so everyone is graded alike.  Every file is written whole
 (temporary file, then rename), reports last.  The CSV files are inert in a
 spreadsheet and names keep their bytes (escape.py).
@@ -40,7 +41,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import similarity
+from . import copies, similarity
 from ..spec.assignment import load_assignment, minigrad_version
 from ...atomic_file import atomic_write
 from .escape import csv_cell, printable
@@ -192,7 +193,7 @@ def _grade_class(students, submissions, assignment, out, jobs, regrade, only, se
         sources = {key: similarity.submission_sources(os.path.join(folder, key)) for key in hashes}
         # here, in one thread: CPython's ast is not safe to use from threads at once ("AST constructor recursion
         # depth mismatch" with -j 2), and the flags depend on the sources only
-        flagged = {s.key: similarity.reference_flags(sources[s.key], assignment) for s in todo}
+        flagged = {s.key: copies.reference_flags(sources[s.key], assignment) for s in todo}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             list(pool.map(one, todo))
         if progress is not None:
@@ -272,7 +273,7 @@ def _rows(out, students, checks, near=None):
             row["isolation"] = graded.get("isolation") or ""
             row["flags"] = "; ".join(graded.get("flags", []) + [f for r in graded["results"] for f in r.get("flags", [])]
                                      + (near or {}).get(student.key, []))
-        row.update({"id": student.id, "graded_file": student.graded_file if student.files else "",
+        row.update({"id": student.id, "graded_file": student.graded_file,
                     "late": "LATE" if student.late else "", "ignored": "; ".join(student.ignored)})
         rows.append(row)
     return rows

@@ -41,11 +41,11 @@ def gradescope(results, flags=()):
         if r["max_rel_error"] is not None:
             output += f"\nmax relative error {r['max_rel_error']:.2e}" + (f" at {r['worst']}" if r["worst"] else "")
         tests.append({"name": r["name"], "score": r["score"], "max_score": r["max_score"],
-                      "status": "passed" if r["passed"] else "failed", "output": output})
+                      "status": "passed" if r["passed"] else "failed", "output": printable(output)})
     flags = list(flags) + [f for r in results for f in r.get("flags", [])]
     if flags:   # for the course staff: Gradescope does not show a hidden test to the student
         tests.append({"name": "copy flags (course staff only)", "score": 0, "max_score": 0, "status": "failed",
-                      "visibility": "hidden", "output": "\n".join(flags)})
+                      "visibility": "hidden", "output": printable("\n".join(flags))})
     return {"score": sum(r["score"] for r in results), "tests": tests}
 
 

@@ -104,7 +104,7 @@ def _too_big(sizes):
 
 
 def _folder_student(folder, name, module):
-    student = Student(key=name, name=name, graded_file=module)
+    student = Student(key=name, name=name)
     top = os.path.join(folder, name)
     sizes, problems = {}, []
     for root, dirs, files in os.walk(top, onerror=lambda error: problems.append(f"cannot be read ({error})")):
@@ -118,7 +118,11 @@ def _folder_student(folder, name, module):
             relative = os.path.relpath(path, top)
             if entry in SKIPPED:
                 continue
-            info = os.lstat(path)
+            try:
+                info = os.lstat(path)
+            except OSError as error:   # gone since the folder was listed, or a folder we may not search
+                problems.append(f"{relative} cannot be read ({error.strerror})")
+                continue
             if stat.S_ISLNK(info.st_mode):
                 student.ignored.append(f"{relative} (a link)")
             elif not stat.S_ISREG(info.st_mode):
@@ -129,6 +133,7 @@ def _folder_student(folder, name, module):
                 student.files[relative] = path
                 sizes[relative] = info.st_size
     student.refused = "; ".join(problems) or _too_big(sizes)
+    student.graded_file = module if module in student.files else ""
     return student
 
 
@@ -153,14 +158,18 @@ def _lms_export(folder, entries, module):
     for entry in entries:
         found = _lms_name(entry)
         if found is None:
-            if not entry.startswith(".") and entry not in SKIPPED:
+            if not entry.startswith((".", "_")) and entry not in SKIPPED:   # hidden, or __MACOSX: as for folders
                 strangers.append(entry)
             continue
         name, number, original, order, late = found
         key = f"{name}_{number}"
-        student = students.setdefault(key, Student(key=key, name=name, id=number, graded_file=module))
+        student = students.setdefault(key, Student(key=key, name=name, id=number))
         path = os.path.join(folder, entry)
-        info = os.lstat(path)
+        try:
+            info = os.lstat(path)
+        except OSError as error:
+            student.refused = student.refused or f"{entry} cannot be read ({error.strerror})"
+            continue
         if name in (".", "..") or original in (".", ".."):
             student.refused = student.refused or f"{entry}: the export's entry names no usable student or file"
         elif not stat.S_ISREG(info.st_mode):

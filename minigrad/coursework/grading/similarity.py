@@ -24,13 +24,10 @@ students wrote is compared.  The results are flags for a person to look at,
 never a score: short textbook formulas (``dx = dout * y * (1 - y)``) come out
 alike when written honestly.
 
-One piece of state lives in this module: ``_file_runs`` caches the token runs
-of minigrad's own files (functools.lru_cache, keyed by path and modification
-time), computed once per process instead of once per student.
+The comparison with the shipped references and minigrad itself (of only what the
+handout does not dictate) is copies.py (``copies.reference_flags``).
 """
 import ast
-import copy
-import functools
 import operator
 import hashlib
 import io
@@ -38,8 +35,8 @@ import keyword
 import os
 import tokenize
 
-from ..spec.assignment import list_assignments, load_assignment
-from ..authoring.make import student_version
+from ..authoring.make import is_student_file, student_version
+from ..spec.assignment import load_assignment
 
 K = 5                 # tokens per k-gram
 W = 4                 # hashes per winnowing window
@@ -97,7 +94,20 @@ class Normaliser(ast.NodeTransformer):
             node.body = body[1:] or [ast.Pass()]
         return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Module = _drop_docstring
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Module = _drop_docstring
+
+    def visit_ClassDef(self, node):
+        """A method's first argument is ``self`` whatever its name: renaming it changes nothing."""
+        node = self._drop_docstring(node)      # first: a wrapped decorator, (staticmethod if 1 else 0), unwraps
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args and not any(
+                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in method.decorator_list):
+                first = method.args.args[0].arg
+                method.args.args[0].arg = "self"
+                for name in ast.walk(method):
+                    if isinstance(name, ast.Name) and name.id == first:
+                        name.id = "self"
+        return node
 
 
 def normal_form(source):
@@ -132,6 +142,10 @@ def _tokens(source):
                 at_statement_start = True
                 out.append({tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}[token.type])
                 previous = token
+                continue
+            if token.string == "." and previous is not None and previous.string == "self" and out[-1] == "V":
+                out.pop()                      # self.attn reads as attn: the hints name a module's layers bare
+                previous = None
                 continue
             if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
                 kept = previous is not None and previous.string == "."
@@ -261,8 +275,6 @@ def pair_flags(sources, base=None):
 def handout(assignment):
     """{name: text} of what every student of ``assignment`` is given: the student files (.py, .md) and every
     hint level of checks.json: the ``base`` of ``pairwise`` and ``pair_flags``."""
-    from ..authoring.assignment import load_assignment
-    from ..authoring.make import is_student_file, student_version
     assignment = load_assignment(assignment)
     given = {}
     for name in sorted(os.listdir(assignment.path)):
@@ -275,259 +287,3 @@ def handout(assignment):
     given["hints"] = "\n".join(h for c in assignment.checks for h in c.hints.levels + c.hints.forward_levels)
     return given
 
-
-# --------------------------------------------------------------------------- references and minigrad itself
-
-MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIBRARY_FOLDERS = ("functions", "nn")          # minigrad's own implementation of what the assignments teach
-LIBRARY_FILES = ("functional.py", "autograd.py", "masks.py")
-
-
-def _library_sources():
-    """minigrad's own source files that implement layers and their backwards."""
-    paths = [os.path.join(MINIGRAD_DIR, name) for name in LIBRARY_FILES]
-    for folder in LIBRARY_FOLDERS:
-        directory = os.path.join(MINIGRAD_DIR, folder)
-        paths += [os.path.join(directory, name) for name in sorted(os.listdir(directory)) if name.endswith(".py")]
-    return [p for p in paths if os.path.isfile(p)]
-
-
-def _imports(source):
-    """Module names a source imports ("minigrad.functions.rnn_steps", ...); empty when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-    return found
-
-
-# What a flag against a reference needs.  The evidence is a long run of the same normalised tokens: MOSS's
-# fingerprints (above) find every shared 5-gram, and a short formula or the loop the hints dictate is shared
-# by honest work too (tests/fixtures/honest: 30 independently styled rnn solutions); a copy shares runs of
-# whole statements.  So a token counts as matched when it lies in a run of RUN tokens that the source holds,
-# and as the student's own only when it is not in a run of HANDED_OUT tokens of what the handout already says
-# (the student file, its tests, README and train script, every hint level of checks.json).
-RUN = 24              # tokens (names are V, ";" "{" "}" dropped): about two statements
-HANDED_OUT = 6        # tokens: a run this long of the handout's text is the handout's, not the student's
-MIN_OWN = 40          # own tokens below this: too little code to judge
-MIN_FUNCTION_OWN = 20        # the same, for one function
-OWN_FLAG_AT = 0.6     # a submission whose own tokens are >= 60% matched in one source is flagged
-FUNCTION_OWN_FLAG_AT = 0.9   # one function whose own tokens are >= 90% matched (>= MIN_FUNCTION_OWN of them)
-STRUCTURE = {";", "{", "}"}
-
-
-def _compound_header(node):
-    """The tokens of a compound statement's first line(s): the statement with empty bodies, unparsed."""
-    head = copy.copy(node)
-    for field in ("body", "orelse", "finalbody", "handlers"):
-        if hasattr(head, field):
-            setattr(head, field, [ast.Pass()] if field == "body" else [])
-    return _tokens(ast.unparse(head))[:-1]      # without the "pass" of the empty body
-
-
-def _statements(nodes, out, lines_of):
-    for node in nodes:
-        bodies = [b for b in ("body", "handlers", "orelse", "finalbody") if isinstance(getattr(node, b, None), list)]
-        if isinstance(node, ast.ExceptHandler) or bodies and not isinstance(node, (ast.Lambda, ast.IfExp)):
-            out += [(t, node.lineno) for t in _compound_header(node)]
-            for field in bodies:
-                if field == "orelse" and node.orelse:
-                    out.append(("else", node.orelse[0].lineno))
-                _statements(getattr(node, field), out, lines_of)
-        else:
-            out += [(t, node.lineno) for t in _tokens(ast.unparse(node))]
-
-
-def line_tokens(source):
-    """[(token, line)] of ``source``: tokens() of each normalised statement, with the line it starts on (so a
-    flag can say which lines match); structure tokens (";", "{", "}") dropped.  [] when it does not parse."""
-    try:
-        tree = Normaliser().visit(ast.parse(source))
-        out = []
-        _statements(ast.fix_missing_locations(tree).body, out, None)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    return [(t, line) for t, line in out if t not in STRUCTURE]
-
-
-def _grams(words, n):
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
-
-
-def _covered(words, grams, n, runs=None):
-    """Which positions of ``words`` lie in a run of n tokens found in ``grams`` (a list of bool); ``runs``:
-    the n-grams of ``words`` in order, when the caller has them already."""
-    runs = runs if runs is not None else [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-    hit = [False] * len(words)
-    for i, run in enumerate(runs):
-        if run in grams:
-            hit[i:i + n] = [True] * n
-    return hit
-
-
-@functools.lru_cache(maxsize=None)
-def _shipped(list_assignments):
-    return tuple((shipped.name, shipped.reference) for shipped in list_assignments())
-
-
-@functools.lru_cache(maxsize=None)
-def _reference_runs(path, mtime):
-    from ..authoring.make import student_version
-    return frozenset(_grams([t for t, _ in line_tokens(student_version(path, solutions=True))], RUN))
-
-
-@functools.lru_cache(maxsize=None)
-def _file_runs(path, mtime):
-    with open(path, encoding="utf-8") as f:
-        return frozenset(_grams([t for t, _ in line_tokens(f.read())], RUN))
-
-
-def _handed_out(assignment):
-    """The HANDED_OUT-grams of what students are given: the student files and every hint level."""
-    stamp = tuple((name, os.path.getmtime(os.path.join(assignment.path, name)))
-                  for name in sorted(os.listdir(assignment.path)))
-    hints = tuple(h for check in assignment.checks for h in check.hints.levels + check.hints.forward_levels)
-    return _handed_out_grams(assignment.path, stamp, hints)
-
-
-@functools.lru_cache(maxsize=16)
-def _handed_out_grams(folder, stamp, hints):
-    from ..authoring.make import is_student_file, student_version
-    words = []
-    for name, _ in stamp:
-        path = os.path.join(folder, name)
-        if not os.path.isfile(path) or not is_student_file(name) or not name.endswith((".py", ".md")):
-            continue
-        if name.endswith(".py"):
-            words.append([t for t, _ in line_tokens(student_version(path))])
-        else:
-            with open(path, encoding="utf-8") as f:
-                words.append(tokens(f.read()))      # prose and code alike: the code's runs are what counts
-    words += [tokens(hint) for hint in hints]
-    return frozenset().union(*(_grams([t for t in w if t not in STRUCTURE], HANDED_OUT) for w in words))
-
-
-def _ranges(lines):
-    """"3-7, 12" from a sorted list of line numbers."""
-    spans = []
-    for line in lines:
-        if spans and line == spans[-1][1] + 1:
-            spans[-1][1] = line
-        else:
-            spans.append([line, line])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans)
-
-
-def reference_flags(source, assignment):
-    """Flags (a list of str, empty when none) for a submission that copies a reference or minigrad's code.
-
-    source:     the submission: {file name: text} (``submission_sources``), or one file's text
-    assignment: an Assignment, a shipped assignment's name, or an assignment folder
-
-    The student's own tokens are those not in a run of HANDED_OUT tokens of the handout (student files,
-    README, hints); each source (every shipped assignment's reference, minigrad's functions/, nn/, ...) is
-    searched for runs of RUN tokens.  A source matching OWN_FLAG_AT of the student's own tokens, or
-    FUNCTION_OWN_FLAG_AT of one function's, is flagged, with the functions and the lines that match.  Imports
-    of minigrad modules the handed-out file does not import are flagged too.
-    """
-    assignment = load_assignment(assignment)
-    handed_out = student_version(assignment.reference)
-    files = {assignment.module: source} if isinstance(source, str) else dict(source)
-    flags = []
-    imported = set().union(*(_imports(text) for text in files.values())) if files else set()
-    extra = sorted(name for name in imported - _imports(handed_out)
-                   if name == "minigrad" or name.startswith("minigrad."))
-    for name in extra:
-        if not any(other.startswith(name + ".") for other in extra):   # the most specific name only
-            flags.append(f"imports {name}, which the handed-out file does not: minigrad's own code "
-                         "may be doing the work")
-    reaching = sorted(set().union(*(_reaching(text) for text in files.values()))) if files else []
-    if reaching:
-        flags.append(f"reaches modules or objects by name at run time ({', '.join(reaching)}): code found that "
-                     "way is not in any import, so it may be minigrad's own code doing the work")
-    located = [(t, name, line) for name in sorted(files) for t, line in line_tokens(files[name])]
-    words = [t for t, _, _ in located]
-    given = _covered(words, _handed_out(assignment), HANDED_OUT)
-    own = [not g for g in given]
-    if sum(own) < MIN_OWN:
-        return flags
-    functions = []      # (name, the positions of its own tokens)
-    for name in sorted(files):
-        for function, start, end in _function_lines(files[name]):
-            inside = [k for k, (_, file, line) in enumerate(located) if file == name and start <= line <= end and own[k]]
-            if len(inside) >= MIN_FUNCTION_OWN:
-                functions.append((function, inside))
-    student_runs = [tuple(words[i:i + RUN]) for i in range(len(words) - RUN + 1)]
-    for what, runs in _candidates(list_assignments):
-        matched = [m and o for m, o in zip(_covered(words, runs, RUN, student_runs), own)]
-        share = sum(matched) / sum(own)
-        whole = [f"{function} ({sum(matched[k] for k in inside) / len(inside):.0%})" for function, inside in functions
-                 if sum(matched[k] for k in inside) >= FUNCTION_OWN_FLAG_AT * len(inside)]
-        if share >= OWN_FLAG_AT or whole:
-            lines = {}
-            for (_, name, line), hit in zip(located, matched):
-                if hit:
-                    lines.setdefault(name, set()).add(line)
-            where = "; ".join(f"{name} lines {_ranges(sorted(found))}" for name, found in sorted(lines.items()))
-            flags.append(f"{share:.0%} of the submission's own code (what the handout and its hints do not "
-                         f"already say) matches {what} in runs of {RUN}+ tokens (names, spacing and comments "
-                         f"aside)" + (f"; functions that match it: {', '.join(whole)}" if whole else "")
-                         + f"; matching: {where}")
-    return flags
-
-
-def _candidates(list_assignments):
-    """(what, its RUN-grams) of every source a submission may have copied: the shipped references, minigrad."""
-    for name, path in _shipped(list_assignments):
-        yield f"the reference solution of the shipped assignment {name!r}", _reference_runs(path, os.path.getmtime(path))
-    for path in _library_sources():
-        relative = os.path.relpath(path, os.path.dirname(MINIGRAD_DIR)).replace(os.sep, "/")
-        yield f"minigrad's own {relative}", _file_runs(path, os.path.getmtime(path))
-
-
-REACHING = {("sys", "modules"), ("importlib", "import_module"), ("gc", "get_objects"), ("gc", "get_referrers"),
-            ("importlib", "__import__"), ("builtins", "__import__")}
-
-
-def _reaching(source):
-    """What ``source`` uses to reach modules or objects by name (sys.modules, __import__, ...)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and (node.value.id, node.attr) in REACHING:
-            found.add(f"{node.value.id}.{node.attr}")
-        elif isinstance(node, ast.Name) and node.id == "__import__":
-            found.add("__import__")
-        elif isinstance(node, ast.ImportFrom) and node.module in ("sys", "importlib", "gc") \
-                and any((node.module, alias.name) in REACHING for alias in node.names):
-            found.update(f"{node.module}.{alias.name}" for alias in node.names
-                         if (node.module, alias.name) in REACHING)
-    return found
-
-
-def _function_lines(source):
-    """(qualified name, first line, last line) of every function and method of ``source``."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    found = []
-
-    def visit(nodes, prefix):
-        for node in nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append((prefix + node.name, node.lineno, node.end_lineno))
-            elif isinstance(node, ast.ClassDef):
-                visit(node.body, prefix + node.name + ".")
-    visit(tree.body, "")
-    return found

@@ -4,7 +4,7 @@ A backward computed as finite differences of the student's own forward is right 
 two forwards per input element.  At the timing case's size (tens of thousands of input elements) the grader:
 
     1. asks the student's forward there: its values against the reference's (a forward must be right at
-       every size), and its CPU cost per call (``repeat``: one request, many calls);
+       every size);
     2. asks the backward there, watching the worker's CPU seconds as the kernel counts them
        (``Worker.cpu_seconds``: the machine's load does not change them), and checks its values against
        the reference's at the same inputs (a backward that returns zeros at large sizes fails here);
@@ -14,8 +14,9 @@ two forwards per input element.  At the timing case's size (tens of thousands of
         over it, under FD_SHARE x finite diffs     passed, with a flag for the course staff, its numbers
         over both (the backward is stopped there)  failed: it costs what finite differences cost
 
-The allowance is budget x the reference's backward, or ROOM x a Python loop over every gradient entry at
-every step (``dw[i, j] = sum(da[:, i] * x[:, j])``, the slowest honest backward), whichever is larger.
+Finite differences are costed with the reference's forward, timed once per run on the trusted side (a
+student's forward is seldom faster, and the student cannot slow it down to look innocent).  The allowance
+is budget x the reference's backward, or ROOM x a Python loop over every gradient entry at every step (``dw[i, j] = sum(da[:, i] * x[:, j])``, the slowest honest backward), whichever is larger.
 Where the OS has no /proc (macOS), the wall clock stands in for the CPU seconds.
 """
 import time
@@ -36,21 +37,15 @@ def timed(worker, check, timing, worst, limits):
         over it, under FD_SHARE x finite differences passed, with a flag for the course staff (its numbers)
         over both (the backward is stopped there)    failed: it costs what finite differences cost
 
-    A finite-difference backward costs two of the student's own forwards per input element, measured here."""
+    A finite-difference backward costs two forwards per input element: the reference's forward, timed on the
+    trusted side (cases.Reference._forward_cost), stands for one (a student's is seldom faster)."""
     sizes = ", ".join(f"{k}={v}" for k, v in timing.sizes.items())
     at = f"at a larger size ({sizes}) "
     entries, arrays = arguments(timing.args)
     request = {"op": "forward", "target": timing.target, "args": entries}
-    try:   # the values, then the cost of one forward: what each nudge of finite differences pays
-        before = _clock(worker)
+    try:   # the values at this size
         header, out = worker.request(request, arrays, max_payload=64 * sum(8 * y.size for y in timing.outputs)
                                      + (1 << 20))
-        if header.get("status") == "ok":
-            runs = timing.repeats(time.perf_counter() - before[1])   # the wall clock: never under the CPU's
-            before = _clock(worker)
-            worker.request(dict(request, repeat=runs), arrays, timeout=limits.time_s + 20,
-                           max_payload=64 * sum(8 * y.size for y in timing.outputs) + (1 << 20))
-            forward_seconds = _used(worker, before) / runs
     except WorkerFailed as failure:
         return Outcome(WORKER_FAILURES[failure.kind], Part.FORWARD, at + "the forward failed: " + failure.reason)
     if header.get("status") != "ok":
@@ -64,13 +59,13 @@ def timed(worker, check, timing, worst, limits):
             problem = None if result["ok"] else Outcome(Status.WRONG, Part.FORWARD, result["message"])
         if problem is not None:
             return replace(problem, message=at + problem.message + ": a forward must be right at every size")
-    return _timed_backward(worker, check, timing, worst, forward_seconds, at)
+    return _timed_backward(worker, check, timing, worst, at)
 
 
-def _timed_backward(worker, check, timing, worst, forward_seconds, at):
+def _timed_backward(worker, check, timing, worst, at):
     """The backward at the timing case: its values, then its CPU seconds (the module docstring's table)."""
     entries, arrays = arguments(timing.args)
-    stop_at = timing.stop_at(forward_seconds)
+    stop_at = timing.stop_at()
     before = _clock(worker)
     try:
         header, grads = worker.request({"op": "backward", "target": timing.target, "args": entries,
@@ -81,7 +76,7 @@ def _timed_backward(worker, check, timing, worst, forward_seconds, at):
         used = None if failure.cpu_s is None or before[0] is None else failure.cpu_s - before[0]
         if failure.kind is Failure.TIMEOUT and (failure.cpu_limit or (used is not None and used >= stop_at)):
             return Outcome(Status.TOO_SLOW, Part.BACKWARD, "your backward " + _costs(
-                timing, forward_seconds, max(used or 0.0, stop_at), at, stopped=True))
+                timing, max(used or 0.0, stop_at), at, stopped=True))
         if failure.kind is Failure.TIMEOUT:
             return Outcome(Status.TIMEOUT, Part.BACKWARD, at + f"the backward gave no answer within "
                            f"{10 * stop_at + 10:.0f} s, using {used or 0:.2f} s of CPU: does it wait or sleep?")
@@ -116,24 +111,24 @@ def _timed_backward(worker, check, timing, worst, forward_seconds, at):
                            "at every size", where)
     if used >= stop_at:
         return Outcome(Status.TOO_SLOW, Part.BACKWARD, "your backward " + _costs(
-            timing, forward_seconds, used, at))
+            timing, used, at))
     flags = ()
     if used > timing.allowance():
         flags = (f"{check.name}: a slow backward, not the cost of finite differences (the grade stands): it "
-                 + _costs(timing, forward_seconds, used, at),)
+                 + _costs(timing, used, at),)
     return Outcome(Status.PASSED, worst=worst, flags=flags)
 
-def _costs(timing, forward_seconds, used, at, stopped=False):
+def _costs(timing, used, at, stopped=False):
     """The evidence, in numbers: what the backward used, the reference, an honest per-entry loop, and
     finite differences of the student's own forward."""
     return (f"{'was stopped after' if stopped else 'used'} {used:.2f} s of CPU {at}(the reference's: "
             f"{timing.seconds:.3f} s; a Python loop over every gradient entry at every step: about "
             f"{timing.per_entry * timing.entries:.2f} s, allowed {timing.allowance():.2f} s; finite "
-            f"differences of your forward, 2 x {timing.elements} forwards of {forward_seconds * 1e3:.2f} ms: "
-            f"about {timing.numeric(forward_seconds):.1f} s)" + (
+            f"differences of a forward, 2 x {timing.elements} forwards of {timing.forward_seconds * 1e3:.2f} ms: "
+            f"about {timing.numeric():.1f} s)" + (
                 ": it costs what finite differences cost: is it computing finite differences of the forward? "
                 "Write the backward with the chain rule"
-                if used >= timing.stop_at(forward_seconds) else ""))
+                if used >= timing.stop_at() else ""))
 
 
 def _clock(worker):

@@ -19,7 +19,7 @@ Process tree, and who can reach whom:
   memory, CPU time, output file size, number of processes (``Limits``); and
   here, a wall-clock limit on every request.
 - Isolation: the best the machine allows, found once per grading process
-  (machine.py's ``isolation()``; ``ISOLATION`` says what each mode means):
+  (``isolation()``; ``ISOLATION`` says what each mode means):
   "namespaces" (root) and "user-namespaces" (any user, where the kernel allows
   unprivileged user namespaces): the worker is pid 1 of its own pid namespace
   (it sees no other process, and nothing it starts outlives it), without
@@ -31,7 +31,7 @@ Process tree, and who can reach whom:
   ``check`` and ``grade`` says so.
 - As root the worker always becomes an unprivileged uid of its own: the first
   free one from ``MINIGRAD_WORKER_UID`` (default 64000) on, claimed with a
-  lock in one root-owned folder of the machine (machine.py) before the
+  lock in one root-owned folder of the machine (``UID_CLAIMS``) before the
   worker starts, so no two workers of any two grading runs share a uid and
   "every process of this uid" is this worker's.
 
@@ -39,10 +39,10 @@ Process tree, and who can reach whom:
 the worker's session, every process below the supervisor and, as root, every
 process of the worker's uid; then checks /proc itself and kills what is left.
 
-One piece of state lives in this module, on purpose: ``check_installation()``'s
-answer (functools.lru_cache), probed once per grading process, since the probe
-starts a worker of its own (machine.py keeps ``isolation()``'s the same way).
-The rest is constants.
+One piece of state lives in this module, on purpose: ``isolation()``'s answer
+(functools.lru_cache), probed once per grading process, since the probe starts
+a process of its own.  The rest is constants; the uids in use are claimed on
+disk (UID_CLAIMS).
 """
 import enum
 import json
@@ -57,12 +57,28 @@ import tempfile
 import time
 
 from . import protocol
-from .machine import HERE, claim_uid, environment, isolation
 from .supervisor import processes
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 COURSEWORK = os.path.dirname(HERE)                  # the grader's code and the shipped references
 LIBRARY = os.path.dirname(os.path.dirname(COURSEWORK))   # the folder holding this minigrad package
 MAX_COPY_BYTES = 64 << 20
+DEFAULT_BASE_UID = 64000
+UID_CLAIMS = "/run/minigrad-worker-uids" if os.path.isdir("/run") else "/var/run/minigrad-worker-uids"
+ISOLATION = {
+    "namespaces": "a uid of its own; its own pid, mount, network, IPC and UTS namespaces: sees no other process, "
+                  "no network, everything read-only but a private size-capped /tmp (also /var/tmp, /dev/shm and "
+                  "its folder), the grader's folders covered; nothing it starts outlives it",
+    "user-namespaces": "its own user, pid, mount, network, IPC and UTS namespaces: sees no other process, no "
+                       "network, everything read-only but a private size-capped /tmp (also /var/tmp, /dev/shm and "
+                       "its folder), the grader's folders covered; nothing it starts outlives it",
+    "uid": "a uid of its own (no namespaces allowed here): cannot signal the grader or write its files, but "
+           "sees other processes; its disk use is watched and capped and what it leaves in /tmp, /var/tmp and "
+           "/dev/shm is removed",
+    "none": "NO ISOLATION: it runs as your own user and could read or change your files, signal your processes "
+            "and reach the network (this OS allows no namespaces); grade untrusted code as root in a "
+            "container, or on Linux with user namespaces enabled",
+}
 
 
 class Limits:
@@ -84,9 +100,7 @@ class Failure(enum.Enum):
 class WorkerFailed(Exception):
     """The worker did not answer: ``kind`` (a Failure) says how, ``reason`` why, in words a student reads."""
 
-    cpu_s = None          # for a TIMEOUT: the CPU seconds the worker had used when it was stopped (None: unknown)
-    cpu_limit = False     # for a TIMEOUT: True when the request's cpu_limit stopped it, not the clock
-
+    cpu_s, cpu_limit = None, False   # a TIMEOUT's: the worker's CPU seconds then; whether cpu_limit stopped it
     def __init__(self, reason, kind=Failure.CRASHED):
         super().__init__(reason)
         self.reason, self.kind = reason, kind
@@ -94,6 +108,68 @@ class WorkerFailed(Exception):
 
 class NotGraded(Exception):
     """The grader's side failed (no space, a worker killed from outside, a lost supervisor): not a grade."""
+
+
+@functools.lru_cache(maxsize=None)
+def isolation():
+    """(mode, why) for this machine and user: the best of ISOLATION the OS allows, probed once per process.
+
+    MINIGRAD_ISOLATION=uid (or none) asks for less, e.g. to try what a Docker container without namespaces
+    gives; never more than the OS allows.  As root "none" is "uid": the worker always gets a uid of its own."""
+    best, why = _best_isolation()
+    asked = os.environ.get("MINIGRAD_ISOLATION")
+    order = ["none", "uid", "user-namespaces", "namespaces"]
+    if asked in order and order.index(asked) < order.index(best):
+        return ("uid" if asked == "none" and os.geteuid() == 0 else asked), "MINIGRAD_ISOLATION"
+    return best, why
+
+
+def _best_isolation():
+    if not sys.platform.startswith("linux"):
+        return ("uid" if os.geteuid() == 0 else "none"), f"{sys.platform} has no namespaces"
+    try:
+        found = subprocess.run([sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), "--probe"],
+                               capture_output=True, text=True, timeout=60, cwd="/", env=_environment("/"))
+        mode, _, why = found.stdout.strip().partition(" ")
+    except (OSError, subprocess.SubprocessError) as error:
+        mode, why = "none", str(error)
+    if mode not in ISOLATION:
+        mode, why = "none", found.stderr.strip()[-300:]
+    if mode == "none" and os.geteuid() == 0:
+        mode = "uid"
+    return mode, why
+
+
+def claim_uid():
+    """(uid, lock) for a new worker, or (None, None) when not root (no switch possible).
+
+    As root: the first uid from MINIGRAD_WORKER_UID (default 64000) that no process uses and no other
+    worker holds: a lock file per uid in UID_CLAIMS, one root-owned folder for the whole machine (whatever
+    TMPDIR says), locked (flock, atomic) before the worker starts and held while it lives: parallel jobs
+    and other grading runs each get a uid of their own, so "every process of this uid" means this worker's."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None, None
+    import fcntl
+    base = int(os.environ.get("MINIGRAD_WORKER_UID", DEFAULT_BASE_UID))
+    if base <= 0:
+        raise ValueError(f"MINIGRAD_WORKER_UID={base}: the worker's uid must not be root's")
+    folder = UID_CLAIMS
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != 0 or not os.path.isdir(folder) or os.path.islink(folder):
+        raise RuntimeError(f"{folder} must be a folder of root's")
+    for uid in range(base, base + 4096):
+        lock = os.fdopen(os.open(os.path.join(folder, f"{uid}.lock"), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
+                                 0o600), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        if not any(owner == uid for _, _, owner in processes().values()):
+            return uid, lock
+        lock.close()
+    raise RuntimeError(f"no free uid for a worker from MINIGRAD_WORKER_UID={base} on")
 
 
 def copy_submission(folder, target, python_only=False):
@@ -125,6 +201,16 @@ def _give_to(path, uid):
             os.lchown(name, uid, uid)
 
 
+def _environment(workdir):
+    """The worker's few variables (the worker points TMPDIR and HOME into its private /tmp where it has one);
+    the grader's LD_LIBRARY_PATH too, where its Python needs one to start (a libpython outside the loader's path)."""
+    environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+                   "MINIGRAD_DEVICE": "cpu", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    if os.environ.get("LD_LIBRARY_PATH"):
+        environment["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return environment
+
+
 STUDENT_SIGNALS = {"SIGXCPU": "used more CPU time than allowed (an infinite loop?)",
                    "SIGXFSZ": "wrote or printed more than {output_mb} MB to one file",
                    "SIGSEGV": "crashed (segmentation fault: out of memory in a library, or a bug in one)",
@@ -152,48 +238,12 @@ def exit_reason(code, cpu, limits):
             "another program)"), False
 
 
-def unreadable_problem(uid, paths):
-    """Why a run cannot start: the worker's uid cannot read the Python that runs it, and no mount namespace
-    can show it (as root without namespaces, with Python under /root, 0700); and the fix."""
-    return (f"the grader runs as root and each submission as uid {uid}, which cannot read "
-            f"{', '.join(paths)}, and this machine allows no mount namespace to show it to the worker: a "
-            "submission could import only the modules the worker loaded before switching, and a student would "
-            "lose points to the grader's limit.  Not grading.  Let other users read the Python installation "
-            "(e.g. chmod o+x on the folders above it), install it outside /root, grade as a normal user, or "
-            "grade where namespaces are allowed (a container run with --privileged, or a Linux host)")
-
-
-@functools.lru_cache(maxsize=None)
-def _installation_problem(mode):
-    """unreadable_problem(...) for a worker of ``mode``, or "": found once per mode by starting one worker."""
-    folder = tempfile.mkdtemp(prefix="minigrad-probe-")
-    try:
-        open(os.path.join(folder, "probe.py"), "w").close()
-        with Worker(folder, "probe.py", check=False) as worker:
-            return unreadable_problem(worker.uid, worker.unreadable) if worker.unreadable else ""
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def check_installation():
-    """Raise PermissionError, saying the fix, when a worker could not read the Python installation (it would
-    fail students' imports as if their code were wrong).  Only as root: another user's worker reads what the
-    grader reads; with a mount namespace the installation is mounted at its own path inside the worker's view."""
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        problem = _installation_problem(isolation()[0])
-        if problem:
-            raise PermissionError(problem)
-
-
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
-    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=(),
-                 check=True):
+    def __init__(self, folder, module, limits=None, trusted=False, hide=(), python_only=False, answers=()):
         """``answers``: library modules that implement the assignment's answer (checks.json "answer_modules"):
-        not loaded in the worker, and covered where mounts are possible.  ``check``: raise PermissionError
-        (``unreadable_problem``) when the worker's uid cannot read Python's installation (False: only record
-        it in ``unreadable``, for ``check_installation``)."""
+        not loaded in the worker, and covered where mounts are possible."""
         self.limits = limits or Limits()
         self.isolation = "trusted" if trusted else isolation()[0]   # the reference needs no sandbox
         self.uid, self.uid_lock = (None, None) if trusted else claim_uid()
@@ -203,7 +253,6 @@ class Worker:
         self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
-        self.check = check
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
@@ -233,12 +282,12 @@ class Worker:
         self.status_read, status_write = os.pipe()
         config_read, config_write = os.pipe()
         supervised = {"command": [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "worker.py")],
-                      "workdir": self.workdir, "env": environment(self.workdir), "log": self.log,
+                      "workdir": self.workdir, "env": _environment(self.workdir), "log": self.log,
                       "control": control_read, "status": status_write, "uid": self.uid, "worker": config,
                       "scratch_mb": self.limits.scratch_mb}
         self.supervisor = subprocess.Popen(   # the config on a pipe: a command line is readable by every user
             [sys.executable, "-I", "-S", "-B", os.path.join(HERE, "supervisor.py"), str(config_read)],
-            stdin=request_read, stdout=reply_write, stderr=subprocess.DEVNULL, env=environment(self.private),
+            stdin=request_read, stdout=reply_write, stderr=subprocess.DEVNULL, env=_environment(self.private),
             pass_fds=(control_read, status_write, config_read), cwd=self.private, start_new_session=True)
         for fd in (request_read, reply_write, control_read, status_write, config_read):
             os.close(fd)
@@ -252,9 +301,7 @@ class Worker:
         if header.get("status") == "sandbox":   # the grader's side: the OS refused what the probe allowed
             raise NotGraded(f"the worker's sandbox could not be built: {str(header.get('message'))[:500]}")
         if header.get("status") == "started":
-            self.unreadable = [str(path) for path in header.get("unreadable", [])]
-            if self.unreadable and self.check:   # the grader's limit: never a student's failure
-                raise PermissionError(unreadable_problem(self.uid, self.unreadable))
+            self.unreadable = [str(path) for path in header.get("unreadable", [])]   # installation.py
             header, _ = self._receive(time.monotonic() + self.limits.time_s)   # importing the submission
         if header.get("status") != "ready":
             raise WorkerFailed(str(header.get("message", "the submission could not be imported"))[:2000],
@@ -283,11 +330,10 @@ class Worker:
         try:
             return protocol.read_message(reader, max_payload)
         except TimeoutError as error:
-            used = self.cpu_seconds()   # before close: the process is gone after it
-            self.close()
             failed = WorkerFailed(f"stopped after {self.limits.time_s:g} s: an infinite loop, a wait that never "
                                   "ends, or code far too slow for these small inputs", kind=Failure.TIMEOUT)
-            failed.cpu_s, failed.cpu_limit = used, str(error) == "cpu"
+            failed.cpu_s, failed.cpu_limit = self.cpu_seconds(), str(error) == "cpu"   # before close: then gone
+            self.close()
             raise failed
         except protocol.PipeClosed:   # the worker is gone, or going
             raise WorkerFailed(self.death_reason())
@@ -306,31 +352,26 @@ class Worker:
             raise WorkerFailed("the worker was already stopped")
         timeout = self.limits.time_s if timeout is None else timeout
         start = self.cpu_seconds() if cpu_limit is not None else None
+        over = None if start is None else lambda: (self.cpu_seconds() or start) - start > cpu_limit
         try:
             protocol.write_message(self.requests, header, arrays)
         except (BrokenPipeError, OSError):
             self.close()
             raise WorkerFailed(self.death_reason())
-        if start is None:
-            reply = self._receive(time.monotonic() + timeout, max_payload)
-        else:
-            reply = self._receive(time.monotonic() + timeout, max_payload,
-                                  over=lambda: (self.cpu_seconds() or start) - start > cpu_limit)
+        reply = self._receive(time.monotonic() + timeout, max_payload, over)
         if not self.alive():   # its supervisor is gone: nothing the worker says can be trusted any more
             self.close()
             raise NotGraded("the process supervising the worker was lost (killed?) during a check: not graded")
         return reply
 
     def cpu_seconds(self):
-        """The CPU seconds (user + system, its waited-for children included) the worker has used so far, as the
-        kernel counts them (/proc/PID/stat): what the submission cannot fake, and what the machine's load does
-        not change.  None where there is no /proc (macOS) or the worker is gone."""
-        if self.pid is None:
-            return None
+        """The worker's CPU seconds so far (user + system, waited-for children included) as the kernel counts
+        them (/proc/PID/stat): not the submission's word, and not changed by the machine's load.  None where
+        there is no /proc (macOS) or the worker is gone."""
         try:
             with open(f"/proc/{self.pid}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+        except (OSError, IndexError, TypeError):
             return None
         return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")   # utime stime cutime cstime
 

@@ -427,8 +427,9 @@ def main(config):
         del sys.modules[name]
     os.umask(0o077)
     hidden, mode = [], config["isolation"]
+    # what a submission may import, mounted where it is: not the grader's other sys.path folders (its cwd)
     keep = [os.path.dirname(os.path.abspath(minigrad.__file__)), os.path.dirname(os.path.abspath(numpy.__file__)),
-            sys.prefix, sys.base_prefix] + [p for p in sys.path if os.path.isdir(p)]
+            sys.prefix, sys.base_prefix] + [p for p in sys.path if p.endswith(("-packages", "-packages/"))]
     try:
         if mode in ("namespaces", "user-namespaces"):
             hidden = isolation.private_view(os.getcwd(), config["scratch_mb"], config["hide"],
