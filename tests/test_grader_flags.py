@@ -16,6 +16,7 @@ import re
 import shutil
 
 import numpy
+import pytest
 
 from minigrad.coursework import load_assignment
 from minigrad.coursework.authoring.assignment import list_assignments
@@ -23,12 +24,24 @@ from minigrad.coursework.authoring.make import student_version
 from minigrad.coursework.grading import similarity
 from minigrad.coursework.grading.gradebook import grade_folder
 from minigrad.coursework.grading.grader import Grader
+from minigrad.functions import rnn_steps as steps
 from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = sorted(glob.glob(os.path.join(HERE, "fixtures", "honest", "rnn", "[0-9][0-9]_*.py")))
+
+
+def corpus(name):
+    return sorted(glob.glob(os.path.join(HERE, "fixtures", "honest", name, "[0-9][0-9]_*.py")))
+
+
+CORPUS = corpus("rnn")
 RNN = load_assignment("rnn")
 REFERENCE = student_version(RNN.reference, solutions=True)
+LSTM_GRU = load_assignment("lstm_gru")
+# each set's make.py: which two units file k is made of (two files sharing one share half their code)
+UNITS = {"rnn": lambda k: {("a", k % 10), ("b", (k + 3 * (k // 10)) % 10)},
+         "lstm_gru": lambda k: {("a", k % 6), ("b", (k + k // 6) % 6)}}
+SETS = ["rnn", "lstm_gru"]
 
 
 def read(path):
@@ -36,10 +49,9 @@ def read(path):
         return f.read()
 
 
-def units(path):
-    """The (step, sequence) units a corpus file is made of (make.py): two files sharing one share its code."""
-    k = int(os.path.basename(path)[:2])
-    return {("step", k % 10), ("sequence", (k + 3 * (k // 10)) % 10)}
+def units(path, name="rnn"):
+    """The two units a corpus file is made of (its set's make.py): two files sharing one share its code."""
+    return UNITS[name](int(os.path.basename(path)[:2]))
 
 
 # ----------------------------------------------------------------------------- what a copier does
@@ -91,12 +103,14 @@ def reordered(source):
     return ast.unparse(tree)
 
 
-COPIES = {
-    "renamed": renamed(REFERENCE),
-    "wrapped": wrapped(REFERENCE),
-    "reordered": reordered(renamed(REFERENCE)),
-    "in a helper module": {"rnn.py": "from mine import *\n", "mine.py": renamed(REFERENCE)},
-}
+def copies(assignment):
+    """The disguised copies of the grader's tests, of ``assignment``'s reference as students get it."""
+    reference = student_version(assignment.reference, solutions=True)
+    return {"renamed": renamed(reference), "wrapped": wrapped(reference), "reordered": reordered(renamed(reference)),
+            "in a helper module": {assignment.module: "from mine import *\n", "mine.py": renamed(reference)}}
+
+
+COPIES = copies(RNN)
 
 
 # ----------------------------------------------------------------------------- the corpus
@@ -132,28 +146,63 @@ def test_the_honest_corpus_has_thirty_correct_solutions_in_distinct_styles():
         assert all(numpy.allclose(a, b) for a, b in zip(step_grads, rnn_step_backward(dh[0], caches[0]))), path
 
 
-def test_no_honest_submission_is_flagged_and_every_disguised_copy_is():
-    flagged = {os.path.basename(p): similarity.reference_flags(read(p), RNN) for p in CORPUS}
-    assert {name: f for name, f in flagged.items() if f} == {}
-    for what, copy in COPIES.items():
-        flags = similarity.reference_flags(copy, RNN)
-        assert any("the reference solution of the shipped assignment 'rnn'" in f for f in flags), (what, flags)
-        assert any(re.search(r"matching: (mine|rnn)\.py lines \d", f) for f in flags), (what, flags)
+def test_the_lstm_gru_corpus_has_thirty_correct_solutions_in_distinct_styles():
+    paths = corpus("lstm_gru")
+    assert len(paths) == 30 and len({frozenset(units(p, "lstm_gru")) for p in paths}) == 30
+    rng = numpy.random.default_rng(1)
+    N, D, H = 3, 5, 4
+    x, h, c = rng.standard_normal((N, D)), rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    lstm = [0.5 * rng.standard_normal((4 * H, D)), 0.5 * rng.standard_normal((4 * H, H)),
+            rng.standard_normal(4 * H), rng.standard_normal(4 * H)]
+    gru = [0.5 * rng.standard_normal((3 * H, D)), 0.5 * rng.standard_normal((3 * H, H)),
+           rng.standard_normal(3 * H), rng.standard_normal(3 * H)]
+    dh, dc = rng.standard_normal((N, H)), rng.standard_normal((N, H))
+    h1, c1, cache = steps.lstm_step_forward(x, h, c, *lstm)
+    expected_lstm = (h1, c1) + tuple(steps.lstm_step_backward(dh, dc, cache))
+    expected_gru = {}
+    for after in (True, False):
+        h1, cache = steps.gru_step_forward(x, h, *gru, after)
+        expected_gru[after] = (h1,) + tuple(steps.gru_step_backward(dh, cache))
+    for path in paths:
+        spec = importlib.util.spec_from_file_location("honest_lstm_gru", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        h1, c1, cache = module.lstm_step_forward(x, h, c, *lstm)
+        got = (h1, c1) + tuple(module.lstm_step_backward(dh, dc, cache))
+        assert len(got) == 9 and all(numpy.allclose(a, b) for a, b in zip(got, expected_lstm)), path
+        for after in (True, False):
+            h1, cache = module.gru_step_forward(x, h, *gru, after)
+            got = (h1,) + tuple(module.gru_step_backward(dh, cache))
+            assert len(got) == 7 and all(numpy.allclose(a, b) for a, b in zip(got, expected_gru[after])), path
 
 
-def test_the_margin_between_the_honest_corpus_and_the_copies():
-    """The honest corpus's highest share of own code matched in any source (0.04), and the copies' lowest (0.79:
-    the reordered one, its dead statements count as its own)."""
+@pytest.mark.parametrize("name", SETS)
+def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
+    assignment = load_assignment(name)
+    flagged = {os.path.basename(p): similarity.reference_flags(read(p), assignment) for p in corpus(name)}
+    assert {student: f for student, f in flagged.items() if f} == {}
+    for what, copy in copies(assignment).items():
+        flags = similarity.reference_flags(copy, assignment)
+        assert any(f"the reference solution of the shipped assignment {name!r}" in f for f in flags), (what, flags)
+        assert any(re.search(rf"matching: (mine|{name})\.py lines \d", f) for f in flags), (what, flags)
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_the_margin_between_the_honest_corpus_and_the_copies(name):
+    """The honest corpus's highest share of own code matched in any source (rnn 0.04, lstm_gru 0.14), and the
+    copies' lowest (rnn 0.79, lstm_gru 0.96: the reordered one, its dead statements count as its own)."""
+    assignment = load_assignment(name)
+
     def best(source):
-        files = {RNN.module: source} if isinstance(source, str) else source
-        words = [t for name in sorted(files) for t, _ in similarity.line_tokens(files[name])]
-        own = [not g for g in similarity._covered(words, similarity._handed_out(RNN), similarity.HANDED_OUT)]
+        files = {assignment.module: source} if isinstance(source, str) else source
+        words = [t for file in sorted(files) for t, _ in similarity.line_tokens(files[file])]
+        own = [not g for g in similarity._covered(words, similarity._handed_out(assignment), similarity.HANDED_OUT)]
         shares = [sum(m and o for m, o in zip(similarity._covered(words, runs, similarity.RUN), own)) / sum(own)
                   for _, runs in similarity._candidates(list_assignments)]
         return max(shares)
-    honest = max(best(read(p)) for p in CORPUS)
-    copies = min(best(c) for c in COPIES.values())
-    assert honest < 0.1 and copies > 0.75 and honest < similarity.OWN_FLAG_AT < copies, (honest, copies)
+    honest = max(best(read(p)) for p in corpus(name))
+    copied = min(best(c) for c in copies(assignment).values())
+    assert honest < 0.2 and copied > 0.75 and honest < similarity.OWN_FLAG_AT < copied, (honest, copied)
 
 
 def test_the_handout_s_own_helpers_and_hinted_loop_are_not_evidence():
@@ -163,23 +212,26 @@ def test_the_handout_s_own_helpers_and_hinted_loop_are_not_evidence():
     assert all(similarity.reference_flags(read(p), RNN) == [] for p in hinted)
 
 
-def test_near_identical_classmates_are_flagged_and_independent_ones_are_not():
-    sources = {os.path.basename(p): read(p) for p in CORPUS}
-    base = similarity.handout(RNN)
+@pytest.mark.parametrize("name", SETS)
+def test_near_identical_classmates_are_flagged_and_independent_ones_are_not(name):
+    """Honest pairs: at most 0.86 of the larger one's fingerprints (two files of make.py sharing one unit
+    verbatim; pairs sharing none: rnn 0.35, lstm_gru 0.67: two GRU backwards written apart converge on the
+    same steps); a renamed or wrapped copy of a classmate: at least 0.93."""
+    sources = {os.path.basename(p): read(p) for p in corpus(name)}
+    base = similarity.handout(load_assignment(name))
     assert similarity.pair_flags(sources, base=base) == {}
     given = similarity.fingerprints(base)
-    prints = {name: similarity.fingerprints(text) - given for name, text in sources.items()}
+    prints = {student: similarity.fingerprints(text) - given for student, text in sources.items()}
     score = {(a, b): len(prints[a] & prints[b]) / max(len(prints[a]), len(prints[b]))
              for a, b in itertools.combinations(sorted(prints), 2)}
-    independent = max(s for (a, b), s in score.items()
-                      if not units(os.path.join(HERE, a)) & units(os.path.join(HERE, b)))
+    independent = max(s for (a, b), s in score.items() if not units(a, name) & units(b, name))
     sharing_a_unit = max(score.values())       # make.py's pairs share one unit verbatim: half a copy
-    assert independent < 0.5 and sharing_a_unit < similarity.PAIR_FLAG_AT, (independent, sharing_a_unit)
-    for name in ("07_memory_class_zip_reversed.py", "00_cs231n_hinted_loop.py", "12_helpers_long_names.py"):
-        for copy in (renamed(sources[name]), wrapped(sources[name])):
+    assert independent < 0.75 and sharing_a_unit < similarity.PAIR_FLAG_AT, (independent, sharing_a_unit)
+    for student in sorted(sources)[::7]:
+        for copy in (renamed(sources[student]), wrapped(sources[student])):
             flags = similarity.pair_flags(dict(sources, copier=copy), base=base)
-            assert sorted(flags) == sorted([name, "copier"]), (name, flags)
-            assert f"near-identical to {name}'s submission" in flags["copier"][0]
+            assert sorted(flags) == sorted([student, "copier"]), (student, flags)
+            assert f"near-identical to {student}'s submission" in flags["copier"][0]
 
 
 def test_gradebook_csv_flags_a_near_identical_pair(tmp_path):

@@ -106,7 +106,7 @@ def test_the_calibration_leaves_an_honest_per_entry_loop_room(step_grader):
     assert timing.entries == 8 * 64 + 8 * 256 + 64 * 256 + 256 * 256 + 256       # dx dh_prev dWx dWh db
     assert timing.elements == timing.entries                                     # one step: no time axis
     assert timing.allowance() >= ROOM * timing.per_entry * timing.entries
-    assert timing.stop_at(timing.forward_seconds) >= timing.allowance()
+    assert timing.stop_at(0.0) == timing.allowance() and timing.stop_at(1.0) == 0.25 * 2 * timing.elements
 
 
 def _burner():
@@ -115,12 +115,12 @@ def _burner():
 
 def test_the_same_honest_submissions_get_the_same_grade_ten_times_under_load(tmp_path):
     """Two CPU-bound processes beside two grading threads (grade -j 2): the per-entry loop, the issue's
-    beginner, and the reference, ten times each, always full marks (the step check: the per-entry loop's
-    whole sequence, 20 steps of it, is graded once in test_the_per_entry_loop_passes_the_sequence_too)."""
+    beginner, and the reference, ten times each, always full marks.  The sequence check: 20 steps of the
+    per-entry loop, about 40x the reference's backward (the old wall-clock budget of 20x failed it idle)."""
     folders = {"per_entry": write(tmp_path / "per_entry", PER_ENTRY), "reference": write(tmp_path / "ref", "")}
     burners = [_burner(), _burner()]
     try:
-        with Grader(FIXTURE, seed=7, only=["step"]) as grader:
+        with Grader(FIXTURE, seed=7, only=["sequence"]) as grader:
             for check in grader.checks:
                 grader.reference.prepare(check)
             jobs = [name for name in folders for _ in range(10)]
@@ -133,11 +133,5 @@ def test_the_same_honest_submissions_get_the_same_grade_ten_times_under_load(tmp
     grades = {}
     for name, result in results:
         grades.setdefault(name, []).append(tuple(r["score"] for r in result))
-        assert all(r["passed"] for r in result), [r["message"] for r in result]
-    assert grades == {"per_entry": [(2,)] * 10, "reference": [(2,)] * 10}
-
-
-def test_the_per_entry_loop_passes_the_sequence_too(tmp_path):
-    with Grader(FIXTURE, seed=8, only=["sequence"]) as grader:
-        (result,) = grader.grade(write(tmp_path / "per_entry", PER_ENTRY))
-    assert result["passed"] and result["flags"] == [], result
+        assert all(r["passed"] and not r["flags"] for r in result), [r["message"] for r in result]
+    assert grades == {"per_entry": [(3,)] * 10, "reference": [(3,)] * 10}

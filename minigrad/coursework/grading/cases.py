@@ -112,15 +112,14 @@ class Timing:
     """A check's timing case (checks.json "timing"): inputs at a larger size, the reference's answers there, and
     the costs that frame a backward's CPU time (see ROOM, FD_SHARE).
 
-    seconds, forward_seconds   the reference's backward and forward, CPU seconds each
+    seconds                    the reference's backward, CPU seconds
     outputs, grads             the reference's outputs and gradients (None where it has none) at these inputs
     elements                   input elements a finite-difference backward must nudge (two forwards each)
     entries                    gradient entries, times the time steps: what a per-entry loop computes"""
 
-    def __init__(self, target, args, douts, sizes, budget, seconds, forward_seconds, outputs, grads, elements,
-                 entries, per_entry):
+    def __init__(self, target, args, douts, sizes, budget, seconds, outputs, grads, elements, entries, per_entry):
         self.target, self.args, self.douts, self.sizes = target, args, douts, sizes
-        self.budget, self.seconds, self.forward_seconds = budget, seconds, forward_seconds
+        self.budget, self.seconds = budget, seconds
         self.outputs, self.grads, self.elements, self.entries = outputs, grads, elements, entries
         self.per_entry = per_entry
 
@@ -138,8 +137,8 @@ class Timing:
 
     @staticmethod
     def repeats(seconds):
-        """Forwards for about 0.2 s of CPU, at ``seconds`` each: the kernel counts in ticks of 10 ms."""
-        return int(min(1000, max(2, 0.2 // max(seconds, 2e-4))))
+        """Forwards for about 0.05 s, at ``seconds`` each: the kernel counts CPU time in ticks of 10 ms."""
+        return int(min(250, max(2, 0.05 // max(seconds, 2e-4))))
 
 
 class Reference:
@@ -180,7 +179,7 @@ class Reference:
     def _cpu_per_request(self, header, arrays, runs):
         """The reference's CPU seconds per computation of ``header``'s request (``runs`` in each), and its reply."""
         worker, used, requests, reply = self._reference(), 0.0, 0, None
-        while requests < 50 and (requests < 2 or used < 0.1):
+        while requests < 20 and (requests < 2 or used < 0.03):
             before, wall = worker.cpu_seconds(), time.perf_counter()
             reply = self._ask_reference(header, arrays)
             after = worker.cpu_seconds()
@@ -189,8 +188,8 @@ class Reference:
         return used / (requests * runs), reply
 
     def _time(self, check):
-        """The timing case of ``check``: inputs from the seed at its sizes, the reference's answers and its CPU
-        seconds there (forward and backward, repeated until the kernel's ticks are a small part of them)."""
+        """The timing case of ``check``: inputs from the seed at its sizes, the reference's answers and its
+        backward's CPU seconds there (repeated until the kernel's ticks of 10 ms are a small part of them)."""
         timing = check.timing
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), 1 << 20])
         args = make_inputs(check, timing.sizes, rng)
@@ -198,8 +197,6 @@ class Reference:
         entries, arrays = arguments(args)
         _, outputs = self._ask_reference({"op": "forward", "target": target, "args": entries}, arrays)
         douts = [rng.standard_normal(y.shape) for y in outputs]
-        forward_seconds, _ = self._cpu_per_request({"op": "forward", "target": target, "args": entries,
-                                                    "repeat": 10}, arrays, 10)
         seconds, (header, grads) = self._cpu_per_request({"op": "backward", "target": target, "args": entries,
                                                           "douts": len(arrays)}, arrays + douts, 1)
         grads = iter(grads)
@@ -209,8 +206,8 @@ class Reference:
                     default=1)
         if self.per_entry is None:
             self.per_entry = per_entry_seconds()
-        return Timing(target, args, douts, timing.sizes, timing.budget, seconds, forward_seconds, outputs, grads,
-                      elements, steps * sum(g.size for g in grads if g is not None), self.per_entry)
+        return Timing(target, args, douts, timing.sizes, timing.budget, seconds, outputs, grads, elements,
+                      steps * sum(g.size for g in grads if g is not None), self.per_entry)
 
     def _prepare_case(self, check, number, case):
         rng = numpy.random.default_rng([self.seed, zlib.crc32(check.name.encode()), number])
