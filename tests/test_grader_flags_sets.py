@@ -4,9 +4,10 @@ tests/fixtures/honest/attention holds 30 correct attention submissions (10 softm
 attention units: einsum, loops over the batch or the queries, an explicit Jacobian, the staged CS231n graph, a
 where-mask, a closure or a class as the cache, ...), tests/fixtures/honest/transformer 36 correct transformer
 submissions (12 SelfAttention units: chunk, split, one packed reshape, a loop over heads, a float bias, attention
-by hand, heads folded into the batch, sliced Linear weights, the hints typed in, ...; 12 block units).  units.py and make.py in each
-folder say how they are put together.  None may be flagged; every disguised copy of the reference is, with the
-lines that match; the grader gives every unit full marks.  test_grader_flags.py does the same for rnn.
+by hand, heads folded into the batch, sliced Linear weights, the hints typed in, ...; 12 block units).  units.py
+and make.py in each folder say how they are put together.  None may be flagged; every disguised copy of the
+reference is, with the lines that match; the grader gives every unit full marks.
+test_grader_flags.py does the same for rnn and lstm_gru.
 """
 import csv
 import glob
@@ -123,7 +124,8 @@ def test_the_attention_corpus_has_thirty_correct_solutions_in_distinct_styles():
             out, cache = module.attention_forward(q, k, v, bias, scale)
             expected, expected_cache = attention_library.attention_forward(q, k, v, bias, scale)
             assert numpy.allclose(out, expected), path
-            got, want = module.attention_backward(dout, cache), attention_library.attention_backward(dout, expected_cache)
+            got = module.attention_backward(dout, cache)
+            want = attention_library.attention_backward(dout, expected_cache)
             assert len(got) == 4 and all(a is None and b is None or numpy.allclose(a, b)
                                          for a, b in zip(got, want)), path
 
@@ -208,8 +210,10 @@ def test_independent_classmates_are_not_pair_flagged_and_a_renamed_one_is(name):
     sources = {os.path.basename(p): read(p) for p in CORPUS[name]}
     base = similarity.handout(ASSIGNMENT[name])
     flags = similarity.pair_flags(sources, base=base)
-    pairs = {(a, f.split("near-identical to ")[1].split("'s submission")[0]) for a, found in flags.items() for f in found}
-    independent = [(a, b) for a, b in pairs if not units(os.path.join(HONEST, name, a)) & units(os.path.join(HONEST, name, b))]
+    pairs = {(a, f.split("near-identical to ")[1].split("'s submission")[0])
+             for a, found in flags.items() for f in found}
+    independent = [(a, b) for a, b in pairs
+                   if not units(os.path.join(HONEST, name, a)) & units(os.path.join(HONEST, name, b))]
     assert independent == [] and (name == "transformer" or pairs == set()), pairs
     chosen = sorted(sources)[3]
     flags = similarity.pair_flags({chosen: sources[chosen], "copier": renamed(sources[chosen]),
