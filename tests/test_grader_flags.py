@@ -212,7 +212,7 @@ def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
     flagged = {os.path.basename(p): reference.reference_flags(read(p), assignment) for p in corpus(name)}
     assert {student: f for student, f in flagged.items() if f} == {}
     for what, copy in copies(assignment).items():
-        flags = similarity.reference_flags(copy, assignment)
+        flags = reference.reference_flags(copy, assignment)
         assert any(f"the reference solution of the shipped assignment {name!r}" in f for f in flags), (what, flags)
         assert any(re.search(rf"matching: (mine|{name})\.py lines \d", f) for f in flags), (what, flags)
 
@@ -240,7 +240,7 @@ def test_the_handout_s_own_helpers_and_hinted_loop_are_not_evidence():
     """The issue's case: the loop the hints dictate matched rnn_fast.py's rnn_forward at 86%."""
     hinted = [p for p in CORPUS if "hinted_loop" in p or "helpers" in p]
     assert len(hinted) == 6
-    assert all(similarity.reference_flags(read(p), RNN) == [] for p in hinted)
+    assert all(reference.reference_flags(read(p), RNN) == [] for p in hinted)
 
 
 @pytest.mark.parametrize("name", SETS)

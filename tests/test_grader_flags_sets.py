@@ -23,9 +23,9 @@ import pytest
 import minigrad
 from minigrad import nn
 from minigrad.coursework import load_assignment
-from minigrad.coursework.authoring.assignment import list_assignments
+from minigrad.coursework.spec.assignment import list_assignments
 from minigrad.coursework.authoring.make import student_version
-from minigrad.coursework.grading import similarity
+from minigrad.coursework.grading import copies as refmod, similarity
 from minigrad.coursework.grading.gradebook import grade_folder
 from minigrad.functions import attention as attention_library
 from minigrad.functions import normalization, softmax
@@ -38,12 +38,12 @@ SETS = ("attention", "transformer")
 CORPUS = {name: sorted(glob.glob(os.path.join(HONEST, name, "[0-9][0-9]_*.py"))) for name in SETS}
 ASSIGNMENT = {name: load_assignment(name) for name in SETS}
 
-# Honest solutions the flag rule of 7ef7614 flags (issue-38c.md): the TransformerBlock hint typed in as code,
-# `x = x + self.attn(self.ln1(x), mask)` / `return x + self.ff(self.ln2(x))`, matches the reference at 100%
-# because the hint says `attn(ln1(x), mask)` and attribute names are tokens.  For 38a to fix in similarity.py;
-# the xfail below turns into a failure (strict) once they are no longer flagged: then empty this set.
-KNOWN_FALSE_FLAGS = {"10_hint_literal_hint_literal.py", "19_merged_batch_hint_literal.py",
-                     "28_float_bias_hint_literal.py", "30_library_helpers_hinted.py"}
+# The TransformerBlock hint typed in as code, `x = x + self.attn(self.ln1(x), mask)` / `return x + self.ff(self.ln2(x))`:
+# the rule of 7ef7614 flagged these honest files (issue-38c.md: the hint says `attn(ln1(x), mask)`, and attribute
+# names were tokens); copies.py now reads `self.attn` as the hint's `attn`, so none is flagged.
+HINT_LITERAL_FILES = {"10_hint_literal_hint_literal.py", "19_merged_batch_hint_literal.py",
+                      "28_float_bias_hint_literal.py", "30_library_helpers_hinted.py"}
+KNOWN_FALSE_FLAGS = set()
 
 
 def read(path):
@@ -81,10 +81,10 @@ def copies(name):
 def best_share(source, assignment):
     """The highest share of a submission's own tokens matched in any one source (the OWN_FLAG_AT measure)."""
     files = {assignment.module: source} if isinstance(source, str) else source
-    words = [t for name in sorted(files) for t, _ in similarity.line_tokens(files[name])]
-    own = [not g for g in similarity._covered(words, similarity._handed_out(assignment), similarity.HANDED_OUT)]
-    return max(sum(m and o for m, o in zip(similarity._covered(words, runs, similarity.RUN), own)) / sum(own)
-               for _, runs in similarity._candidates(list_assignments))
+    words = [t for name in sorted(files) for t, _ in refmod.line_tokens(files[name])]
+    own = [not g for g in refmod._covered(words, refmod._handed_out(assignment), refmod.HANDED_OUT)]
+    return max(sum(m and o for m, o in zip(refmod._covered(words, runs, refmod.RUN), own)) / sum(own)
+               for _, runs in refmod._candidates(list_assignments))
 
 
 # ----------------------------------------------------------------------------- the corpora are correct
@@ -171,20 +171,18 @@ def test_the_transformer_corpus_has_thirty_six_correct_solutions_in_distinct_sty
 @pytest.mark.parametrize("name", SETS)
 def test_no_honest_submission_is_flagged_and_every_disguised_copy_is(name):
     assignment = ASSIGNMENT[name]
-    flagged = {os.path.basename(p): similarity.reference_flags(read(p), assignment) for p in CORPUS[name]}
+    flagged = {os.path.basename(p): refmod.reference_flags(read(p), assignment) for p in CORPUS[name]}
     assert {n for n, f in flagged.items() if f} == (KNOWN_FALSE_FLAGS if name == "transformer" else set()), \
         {n: f for n, f in flagged.items() if f}
     for what, copy in copies(name).items():
-        flags = similarity.reference_flags(copy, assignment)
+        flags = refmod.reference_flags(copy, assignment)
         assert any(f"the reference solution of the shipped assignment {name!r}" in f for f in flags), (what, flags)
         assert any(re.search(rf"matching: (mine|{name})\.py lines \d", f) for f in flags), (what, flags)
 
 
-@pytest.mark.xfail(strict=True, reason="issue-38c.md: similarity.py of 7ef7614 flags the TransformerBlock hint "
-                                       "typed in as code (attribute names are tokens, the hint's names are not)")
 def test_the_transformer_hints_typed_in_as_code_are_not_flagged():
-    flagged = {n: similarity.reference_flags(read(os.path.join(HONEST, "transformer", n)), ASSIGNMENT["transformer"])
-               for n in sorted(KNOWN_FALSE_FLAGS)}
+    flagged = {n: refmod.reference_flags(read(os.path.join(HONEST, "transformer", n)), ASSIGNMENT["transformer"])
+               for n in sorted(HINT_LITERAL_FILES)}
     assert {n: f for n, f in flagged.items() if f} == {}
 
 
@@ -199,7 +197,7 @@ def test_the_margin_between_the_honest_corpus_and_the_copies(name, honest_at_mos
     assignment = ASSIGNMENT[name]
     honest = max(best_share(read(p), assignment) for p in CORPUS[name] if os.path.basename(p) not in KNOWN_FALSE_FLAGS)
     copied = min(best_share(c, assignment) for c in copies(name).values())
-    assert honest <= honest_at_most < similarity.OWN_FLAG_AT < copies_at_least <= copied, (honest, copied)
+    assert honest <= honest_at_most < refmod.OWN_FLAG_AT < copies_at_least <= copied, (honest, copied)
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -236,9 +234,6 @@ def transformer_submission(attention, block):
     return make.handout_with({"SelfAttention": make.ATTENTION[attention], "TransformerBlock": make.BLOCK[block]})
 
 
-@pytest.mark.xfail(strict=True, reason="issue-38c.md: two students who type in the transformer hints, each in "
-                                       "their own way, share 93% of their own fingerprints (the hints are not "
-                                       "recognised as handed out: attribute names are tokens)")
 def test_two_students_following_the_transformer_hints_are_not_a_flagged_pair():
     one = transformer_submission("hint_literal_lines", "hinted")
     other = transformer_submission("hinted_chunk", "hinted")
