@@ -13,7 +13,8 @@ The grader never imports a submission.  For every check of ``checks.json``:
        gradients v_k, and judges each gradient against the central differences
        of L = sum_k <v_k, y_k> over the student's own (checked) outputs, with
        ``finite_differences.compare`` (minigrad's one numeric-gradient path):
-       the BACKWARD part, judged only when the forward part passed.
+       the BACKWARD part, judged only when the forward part passed (a check
+       of kind "output", a function with no backward, has the forward part only).
 
 Every returned array is checked here (count, shape, dtype float64, finite).
 A float32 (or float16) output fails its part, forward or backward alike, with
@@ -147,6 +148,8 @@ class Grader:
             if isinstance(forward, Outcome):
                 return forward
             values.append(forward)
+        if check.kind == "output":       # a function with no backward: its outputs are all there is to judge
+            return Outcome(Status.PASSED)
         worst = NONE_YET
         for case, value in zip(self.reference.cases[check.name], values):
             try:
@@ -303,6 +306,8 @@ class Grader:
         None: not judged), forward_score, backward_score, max_rel_error, worst, message, status, outcome, hints,
         hint.  Rendered from the Outcome: nothing here is decided by reading a message."""
         forward_ok, backward_ok = outcome.forward_ok, outcome.backward_ok
+        if check.kind == "output":
+            backward_ok = None           # nothing to judge: shown as "-"
         failed_part = outcome.part
         message = outcome.message
         if failed_part is Part.FORWARD and check.backward_points and outcome.status is not Status.IMPORT:
