@@ -108,7 +108,9 @@ def test_the_calibration_leaves_an_honest_per_entry_loop_room(step_grader):
     assert timing.elements == timing.entries                                     # one step: no time axis
     assert timing.allowance() >= ROOM * timing.per_entry * timing.entries
     assert timing.stop_at() == max(timing.allowance(), 0.25 * 2 * timing.elements * timing.forward_seconds)
-    assert timing.forward_seconds > 0 and timing.numeric() > 4 * timing.allowance()   # FD costs far more
+    # FD costs far more: the ratio is the forward's BLAS time against a Python loop's, so it moves with the
+    # machine (3.8x on a quiet 2-core AMD EPYC, more under load); 2x keeps the two apart on every machine seen
+    assert timing.forward_seconds > 0 and timing.numeric() > 2 * timing.allowance()
 
 
 def _burner():
