@@ -18,7 +18,12 @@ def padded(T=5, B=6, D=3, seed=0):
 
 
 def as_numpy(value):
-    return None if value is None else numpy.asarray(value.detach().numpy() if hasattr(value, "detach") else value)
+    """A Tensor (minigrad's on any device, or torch's) or an array (a minigrad .grad) as a NumPy array."""
+    if value is None:
+        return None
+    if isinstance(value, minigrad.Tensor):
+        return value.detach().cpu().numpy()
+    return numpy.asarray(value.detach().numpy()) if hasattr(value, "detach") else minigrad.backend.to_numpy(value)
 
 
 def same_packed(ours, theirs, tolerance=1e-12):
@@ -125,8 +130,7 @@ def test_recurrent_layers_take_and_return_packed_sequences_as_torch(dtype, mode,
         results[L.__name__] = [output.data, *finals, inputs.grad] + [p.grad for p in layer.parameters()]
         assert type(output).__name__ == "PackedSequence"
     for ours, theirs in zip(results["minigrad"], results["torch"]):
-        numpy.testing.assert_allclose(minigrad.backend.to_numpy(ours.data if hasattr(ours, "_data") else ours),
-                                      as_numpy(theirs), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+        numpy.testing.assert_allclose(as_numpy(ours), as_numpy(theirs), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
 
 
 def test_lstm_projections_are_refused_with_what_to_do():

@@ -57,8 +57,10 @@ def sine_waves():
 
 def run(L, model, data, steps=2):
     """The example's main loop; returns the losses and predictions it printed and plotted."""
-    input, target = L.from_numpy(data[2:, :-1]), L.from_numpy(data[2:, 1:])
-    test_input, test_target = L.from_numpy(data[:2, :-1]), L.from_numpy(data[:2, 1:])
+    # the example writes torch.from_numpy (a CPU tensor); L.tensor puts the data on the default device, where
+    # the model is, so that CI's strict device runs this program too
+    input, target = L.tensor(data[2:, :-1]), L.tensor(data[2:, 1:])
+    test_input, test_target = L.tensor(data[:2, :-1]), L.tensor(data[:2, 1:])
     criterion = L.nn.MSELoss()
     optimizer = L.optim.LBFGS(model.parameters(), lr=0.8, max_iter=8)
     record = {"loss": [], "test loss": [], "prediction": []}
@@ -73,7 +75,7 @@ def run(L, model, data, steps=2):
         with L.no_grad():
             pred = model(test_input, future=FUTURE)
             record["test loss"].append(criterion(pred[:, :-FUTURE], test_target).item())
-            record["prediction"].append(pred.detach().numpy())
+            record["prediction"].append(pred.detach().cpu().numpy())
         yield record
 
 
