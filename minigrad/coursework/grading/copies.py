@@ -17,6 +17,7 @@ import ast
 import copy
 import functools
 import os
+import re
 
 from ..authoring.make import is_student_file, student_version
 from ..spec.assignment import list_assignments, load_assignment
@@ -152,9 +153,17 @@ def _handed_out_grams(folder, stamp, hints):
             words.append([t for t, _ in line_tokens(student_version(path))])
         else:
             with open(path, encoding="utf-8") as f:
-                words.append(tokens(f.read()))      # prose and code alike: the code's runs are what counts
+                words += [tokens(code) for code in markdown_code(f.read())]
     words += [tokens(hint) for hint in hints]
     return frozenset().union(*(_grams([t for t in w if t not in STRUCTURE], HANDED_OUT) for w in words))
+
+
+def markdown_code(text):
+    """The code of a handout's markdown: its fenced blocks and `inline` spans, each on its own.  Prose is left
+    out: Python's tokenizer reads prose differently from one Python version to the next (3.12 rewrote it)."""
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.M | re.S)
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.M | re.S)
+    return blocks + re.findall(r"`([^`\n]+)`", prose)
 
 
 def _ranges(lines):
