@@ -1,6 +1,7 @@
 """L-BFGS (Liu & Nocedal, 1989), as torch.optim.LBFGS: a quasi-Newton method that needs a closure."""
 from .. import backend
 from ..autograd import enable_grad, no_grad
+from ..checks import grad_array
 from .line_search import strong_wolfe
 from .optimizer import Optimizer
 
@@ -40,7 +41,8 @@ class LBFGS(Optimizer):
     # ------------------------------------------------------------------ x as one flat vector
     def flat_grad(self):
         xp = backend.array_module(self.params[0]._data)
-        return xp.concatenate([p.grad.reshape(-1) if p.grad is not None else xp.zeros(p.numel(), p._data.dtype)
+        return xp.concatenate([grad_array("LBFGS.step", p).reshape(-1) if p.grad is not None
+                               else xp.zeros(p.numel(), p._data.dtype)
                                for p in self.params])
 
     def move(self, t, d):
