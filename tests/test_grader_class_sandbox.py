@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -74,17 +75,30 @@ def test_a_standard_module_imports_wherever_python_lives(tmp_path):
     assert "No module named" not in report
 
 
-@pytest.mark.skipif(sys.prefix != sys.base_prefix, reason="the suite runs in a venv (CI's matrix): a venv made from it "
-                    "with --system-site-packages sees the base Python's packages, not NumPy; a venv whose packages reach "
-                    "it through a .pth under /tmp is not mounted in the worker (open in issue 38)")
+def venv_under(folder):
+    """A venv under ``folder`` that sees this Python's packages.  Made from the suite's own venv (CI's matrix),
+    --system-site-packages would show the base Python's packages, not this venv's NumPy: a .pth file lists this
+    Python's site-packages folders, as a user's layered venv reaches its packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(folder)],
+                   check=True, timeout=120)
+    python = str(folder / "bin" / "python")
+    if sys.prefix != sys.base_prefix:
+        own = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        with open(os.path.join(own, "suite.pth"), "w") as f:
+            f.write("\n".join(site.getsitepackages()) + "\n")
+    return python
+
+
 def test_a_venv_under_tmp_imports_numpy_and_the_standard_library_in_the_worker(tmp_path):
     """The grader run from a venv under /tmp (the worker's /tmp is private): as root here, and as whatever user
-    runs the suite.  (As a normal user with Python and the checkout under /tmp too: the test below.)"""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(tmp_path / "venv")],
-                   check=True, timeout=120)
+    runs the suite.  (As a normal user with Python and the checkout under /tmp too: the test below.)  When the
+    suite runs in a venv under /tmp itself (CI's matrix), the new venv's packages reach it through a .pth file:
+    those folders are mounted in the worker too."""
+    python = venv_under(tmp_path / "venv")
     os.makedirs(tmp_path / "class" / "alice")
     (tmp_path / "class" / "alice" / "tinyrnn.py").write_text(importing(STANDARD + ", numpy.polynomial"))
-    done = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "minigrad.cli", "grade",
+    done = subprocess.run([python, "-m", "minigrad.cli", "grade",
                            str(tmp_path / "class"), "--assignment", FIXTURE, "--out", str(tmp_path / "out"), "--seed",
                            "3"], capture_output=True, text=True, cwd=REPO, timeout=300,
                           env=dict(os.environ, PYTHONPATH=REPO))
