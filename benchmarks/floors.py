@@ -16,9 +16,9 @@ PyTorch, in this process, interleaved (min over repeats of the calling thread's 
     minigrad / floor     what minigrad spends above the NumPy calls it makes
                          (autograd, Tensors, modules, allocation of fresh arrays)
 
-The sequences follow minigrad/functions/rnn_fast.py (blocks 1-13 of its header: gate-major
-gates, one tanh for the four gates, slopes before the loop, column blocks for the products;
-the tiny LSTM's six calls a forward step and one product a backward step) and minigrad/functions/attention_fast.py
+The sequences follow minigrad/functions/rnn_fast.py (items 1-5 of its header: whole-sequence
+products, gate-major gates, one tanh for the four gates, the recurrent weight copied once, slopes
+before the loop; one layout for every size since issue 37) and minigrad/functions/attention_fast.py
 (blocks of scores, P kept for the backward).  The stacked and bidirectional LSTM rows add one
 such floor per layer and direction.
 
@@ -52,12 +52,6 @@ import common  # noqa: E402
 F32 = numpy.float32
 
 
-def _column_width(N, H, T):
-    """The LSTM's products are whole since issue 37 (rnn_fast.py lost its column blocks, block 13
-    of the session-13 header); the floors below keep their block code for the record."""
-    return H
-
-
 # ----------------------------------------------------------------------------- LSTM
 
 def lstm_floor(T, N, D, H, seed=0):
@@ -76,9 +70,6 @@ def lstm_floor(T, N, D, H, seed=0):
     cs = numpy.zeros((T + 1, N, H), F32)
     ig = numpy.empty((N, H), F32)
     tanh_c = numpy.empty((N, H), F32)
-    if N == 1 and H <= 32:
-        return _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c)
-
     xs = numpy.empty((T * N, D + 1), F32)                                # [x, 1]
     xs[:, D] = 1
     G = numpy.empty((4, T, N, H), F32)
@@ -86,17 +77,8 @@ def lstm_floor(T, N, D, H, seed=0):
     i, f, g, o = gates
     dh_parts = numpy.empty((4, N, H), F32)
     G_t = [G[:, t] for t in range(T)]
-    width = _column_width(N, H, T)                                       # column blocks (block 13)
-    nb = H // width
-    products, products_by_gate, G_by_gate, gates_by_gate = gates, gates, G_t, gates
+    products = numpy.empty((4, N, H), F32)
     w_blocks = w_hh.reshape(4, H, H)
-    if nb > 1:
-        products = numpy.empty((4 * nb, N, width), F32)
-        products_by_gate = products.reshape(4, nb, N, width).transpose(0, 2, 1, 3)
-        G_by_gate = [G_t[t].reshape(4, N, nb, width) for t in range(T)]
-        gates_by_gate = gates.reshape(4, N, nb, width)
-        w_blocks = numpy.ascontiguousarray(w_blocks.reshape(4, H, nb, width).transpose(0, 2, 1, 3))
-        dh_parts = numpy.empty((4, nb, N, width), F32)
     hs_t, cs_t = list(hs), list(cs)
     i_all, f_all, g_all, o_all = G
     calls = 0
@@ -110,12 +92,9 @@ def lstm_floor(T, N, D, H, seed=0):
         G[...] = projection.reshape(4, T, N, H)
         w_rec = numpy.ascontiguousarray((w_hh * half_rows[:, None]).reshape(4, H, H).transpose(0, 2, 1))
         calls = 7
-        if nb > 1:
-            w_rec = numpy.ascontiguousarray(w_rec.reshape(4, H, nb, width).transpose(0, 2, 1, 3)).reshape(4 * nb, H, width)
-            calls += 1
         for t in range(T):
             numpy.matmul(hs_t[t], w_rec, out=products)
-            numpy.add(products_by_gate, G_by_gate[t], out=gates_by_gate)
+            numpy.add(products, G_t[t], out=gates)
             numpy.tanh(gates, out=gates)
             numpy.multiply(gates, half, out=gates)
             numpy.add(gates, shift, out=gates)
@@ -126,7 +105,7 @@ def lstm_floor(T, N, D, H, seed=0):
             numpy.tanh(cs_t[t + 1], out=tanh_c)
             numpy.multiply(o, tanh_c, out=hs_t[t + 1])
         calls += 11 * T
-        # backward: the slopes of all T at once (block 3), written over the gates (block 4)
+        # backward: the slopes of all T at once (item 4), written over the gates
         tc = numpy.tanh(cs[1:])
         slope_c = o_all * (1 - tc * tc)
         f_run = f_all.copy()
@@ -144,15 +123,10 @@ def lstm_floor(T, N, D, H, seed=0):
             dc = dc_next + dh * slope_c[t]
             da[:3] *= dc
             da[3] *= dh
-            if nb == 1:
-                numpy.matmul(da, w_blocks, out=dh_parts)
-                dh_next = dh_parts.sum(axis=0)
-            else:
-                numpy.matmul(da[:, None], w_blocks, out=dh_parts)
-                dh_next = numpy.empty((N, H), F32)
-                numpy.sum(dh_parts, axis=0, out=dh_next.reshape(N, nb, width).transpose(1, 0, 2))
+            numpy.matmul(da, w_blocks, out=dh_parts)
+            dh_next = dh_parts.sum(axis=0)
             dc_next = dc * f_run[t]
-        calls += 2 + (8 if nb == 1 else 9) * T
+        calls += 2 + 8 * T
         dA = G.reshape(4, T * N, H)
         w_ih_k = w_ih.reshape(4, H, D)
         dx = dA[0] @ w_ih_k[0]
@@ -162,85 +136,6 @@ def lstm_floor(T, N, D, H, seed=0):
         numpy.matmul(dA_T, xs)                                            # [dW_ih, db]
         numpy.matmul(dA_T, hs[:-1].reshape(T * N, H))                     # dW_hh
         calls += 9
-    step()
-    return step, calls
-
-
-def _tiny_lstm_floor(x, w_ih, w_hh, bias, half_rows, half, shift, dout, cs, ig, tanh_c):
-    """One sequence, H <= 32 (rnn_fast.py block 11): rows R[t] = [tc, u_o tc, x_t, 1 | u_o, u_i, u_f,
-    g | c, u_i g, u_f c], six calls a forward step; the backward one np.dot a step, v_{t-1} = v_t M_t."""
-    T, _, D = x.shape
-    H = w_hh.shape[1]
-    n, z, u = 2 * H + 1, 2 * H + D + 1, 6 * H + D + 1
-    R = numpy.zeros((T + 1, 9 * H + D + 1), F32)
-    R[:, z - 1] = 1
-    halves = numpy.concatenate([numpy.eye(H, dtype=F32)] * 4) / 2
-    order = [3, 0, 1, 2]                                                  # gate blocks (o, i, f, g)
-    views = [R[:T, :z], R[:T, z:u], R[:T, z + H:z + 3 * H], R[:T, z + 3 * H:u + H], R[:T, u + H:],
-             R[:T, z + 3 * H:], R[:T, z:z + H], R[1:, u:u + H], R[1:, :H], R[1:, H:2 * H]]
-    S = numpy.empty((T, 6, H), F32)
-    M = numpy.zeros((T, n, n), F32)
-    V = numpy.zeros((T + 1, n), F32)
-    M_flat = M.reshape(T, n * n)
-    diag_hc, diag_cc = M_flat[:, H:H + (H - 1) * (n + 1) + 1:n + 1], M_flat[:, H * n + H::n + 1][:, :H]
-    w_rows = w_hh.reshape(4, H, H).transpose(1, 0, 2)
-    coefficients = numpy.zeros((H, T, 2, 4), F32)
-    calls = 0
-
-    def step():
-        nonlocal calls
-        R[:T, 2 * H:2 * H + D] = x[:, 0]
-        w_all = numpy.concatenate([w_hh / 2, w_hh / 2, w_ih, bias[:, None]], axis=1) * half_rows[:, None]
-        w_step = numpy.ascontiguousarray(w_all.reshape(4, H, -1)[order].reshape(4 * H, -1).T)
-        for inputs, a, u_if, g_c, products, for_c, u_o, c, tc, u_o_tc in zip(*views):
-            numpy.dot(inputs, w_step, out=a)
-            numpy.tanh(a, out=a)
-            numpy.multiply(u_if, g_c, out=products)
-            numpy.dot(for_c, halves, out=c)
-            numpy.tanh(c, out=tc)
-            numpy.multiply(u_o, tc, out=u_o_tc)
-        hs = (R[:, :H] + R[:, H:2 * H]) / 2                                # the outputs
-        sig = R[:T, z:z + 3 * H]
-        sig += 1
-        sig *= 0.5
-        calls = 8 + 6 * T
-        F = R[:T, z:u + H].reshape(T, 5, H)                                # [o, i, f, g, c]
-        tc = R[1:, :H]
-        slopes = F[:, :3] * (1 - F[:, :3])
-        S[:, 0] = F[:, 2]
-        numpy.multiply(F[:, 3:5], slopes[:, 1:3], out=S[:, 1:3])
-        numpy.multiply(F[:, 1], 1 - F[:, 3] * F[:, 3], out=S[:, 3])
-        numpy.multiply(tc, slopes[:, 0], out=S[:, 4])
-        numpy.multiply(tc, tc, out=S[:, 5])
-        numpy.subtract(1, S[:, 5], out=S[:, 5])
-        S[:, 5] *= F[:, 0]
-        s_ifg = S[:, 1:4].transpose(2, 0, 1)
-        numpy.multiply(s_ifg, S[:, 5].T[:, :, None], out=coefficients[:, :, 0, :3])
-        coefficients[:, :, 0, 3] = S[:, 4].T
-        coefficients[:, :, 1, :3] = s_ifg
-        A_B = numpy.matmul(coefficients.reshape(H, 2 * T, 4), w_rows).reshape(H, T, 2, H)
-        M[:, :H, :H] = A_B[:, :, 0].transpose(1, 0, 2)
-        M[:, H:2 * H, :H] = A_B[:, :, 1].transpose(1, 0, 2)
-        diag_hc[...] = S[:, 5] * S[:, 0]
-        diag_cc[...] = S[:, 0]
-        M[:, 2 * H, 2 * H] = 1
-        M[1:, 2 * H, :H] = dout[:-1, 0]
-        V[0, :H] = dout[T - 1, 0]
-        V[0, 2 * H] = 1
-        calls += 33
-        for v, m, v_next in zip(V[:-1], M[::-1], V[1:]):
-            numpy.dot(v, m, out=v_next)
-        calls += T
-        v = V[:T][::-1]
-        dh, dc_in = v[:, None, :H], v[:, None, H:2 * H]
-        dc = dc_in + dh * S[:, None, 5]
-        S[:, 1:4] = dc * S[:, 1:4]
-        S[:, 4] = dh[:, 0] * S[:, 4]
-        dA = S[:, 1:5].reshape(T, 4 * H)
-        dA @ w_ih                                                         # dx
-        dA.T @ R[:T, 2 * H:z]                                             # [dW_ih, db]
-        dA.T @ hs[:T]                                                     # dW_hh
-        calls += 10
     step()
     return step, calls
 
@@ -545,17 +440,14 @@ def _arrays(lib, rng, *shapes):
 
 
 def lstm_products(lib, T, N, D, H):
-    """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py blocks 0, 1, 7,
-    13), made by ``lib`` (numpy: NumPy's BLAS; torch: PyTorch's) on the same shapes: the projection
-    [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and backward (in
-    column blocks of block 13's width), dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and
-    dW_hh = dA^T H_prev per gate."""
+    """(step, calls): only the matmuls of the fast tier's gate-major LSTM (rnn_fast.py items 1-3),
+    made by ``lib`` (numpy: NumPy's BLAS; torch: PyTorch's) on the same shapes: the projection
+    [x, 1] [W_ih,k, b_k]^T per gate, four (N, H) x (H, H) products a step forward and backward,
+    dx = sum_k dA_k W_ih,k, [dW_ih, db] = dA^T [x, 1] and dW_hh = dA^T H_prev per gate."""
     rng = numpy.random.default_rng(0)
-    width = _column_width(N, H, T)
-    nb = H // width
     xs, w_in_T, w_rec, w_back, w_ih_k, hs, dA, gates, parts = _arrays(
-        lib, rng, (T * N, D + 1), (4, D + 1, H), (4 * nb, H, width), (4, nb, H, width), (4, H, D),
-        (T + 1, N, H), (4, T, N, H), (4 * nb, N, width), (4, nb, N, width))
+        lib, rng, (T * N, D + 1), (4, D + 1, H), (4, H, H), (4, 1, H, H), (4, H, D),
+        (T + 1, N, H), (4, T, N, H), (4, N, H), (4, 1, N, H))
 
     def step():
         lib.matmul(xs, w_in_T)                                            # projection, all steps
