@@ -41,15 +41,13 @@ def _recorded_calls(make_products):
 
 
 @needs_torch
-@pytest.mark.parametrize("T, N, D, H", [(3, 2, 4, 8), (2, 33, 8, 128)])    # whole products; column blocks
+@pytest.mark.parametrize("T, N, D, H", [(3, 2, 4, 8), (2, 33, 8, 128)])
 def test_lstm_products_are_the_same_calls_in_numpy_and_torch(T, N, D, H):
     calls, count = _recorded_calls(lambda lib: floors.lstm_products(lib, T, N, D, H))
     assert count == 2 * T + 7
     assert calls["numpy"] == calls["torch"]
     assert len(calls["numpy"]) == 2 * T + 3          # + the four dx products written with @
-    width = floors._column_width(N, H, T)
-    assert calls["numpy"][1][1] == ((4 * H // width, H, width) if width < H else (4, H, H))   # block 13's blocks
-    assert width == H                                   # whole products since issue 37 (no column blocks)
+    assert calls["numpy"][1][1] == (4, H, H)            # whole products since issue 37 (no column blocks)
 
 
 @needs_torch
