@@ -23,7 +23,7 @@ entry, never inside the loops of a kernel.
 import math
 import numbers
 
-from . import autograd, backend
+from . import backend
 
 
 def _is_int(value):
@@ -196,15 +196,15 @@ def grad_array(op, p):
     return grad
 
 
-
 def tensors(op, **arguments):
     """Each argument given to a layer or an F function where a Tensor goes must be a Tensor (None: an
     optional one left out).  A NumPy array, a list or a number is refused in PyTorch's words
     ("linear(): argument 'input' must be Tensor, not numpy.ndarray") with the fix, rather than
     failing later with a message about shapes or attributes that hides the real problem.
-    One isinstance test per argument: cheap enough for every call of a layer."""
+    A Tensor is known by its array ``_data``, as in grad_array (this module sits below the engine's
+    TensorBase); one attribute test per argument, cheap enough for every call of a layer."""
     for name, value in arguments.items():
-        if value is None or isinstance(value, autograd.TensorBase):
+        if value is None or hasattr(value, "_data"):                   # absent, or a Tensor
             continue
         kind = type(value).__name__                                   # list, float, ...
         if type(value).__module__ != "builtins":

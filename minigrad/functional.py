@@ -266,6 +266,7 @@ def attention_function(queries, keys, reference=False):
 
 def split_heads(x, heads):
     """(N, T, E) -> (N, heads, T, E / heads): head h sees features h*Dh ... (h+1)*Dh - 1."""
+    checks.tensors("split_heads", x=x)
     n, t, e = x.shape
     if t == 1:                  # one position (decoding): the permute would move only a size-1 axis
         return x.reshape(n, heads, 1, e // heads)
@@ -274,6 +275,7 @@ def split_heads(x, heads):
 
 def merge_heads(x):
     """(N, heads, T, Dh) -> (N, T, heads * Dh), the inverse of split_heads."""
+    checks.tensors("merge_heads", x=x)
     n, h, t, d = x.shape
     if t == 1:                  # one position: as in split_heads, a reshape alone
         return x.reshape(n, 1, h * d)
