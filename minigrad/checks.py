@@ -17,8 +17,8 @@
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
 a dimension out of range, RuntimeError for a bad size, ValueError for an
 optimizer's hyper-parameter, TypeError for an array where a Tensor goes), with
-a message that names the operation, the bad value and the fix.  They run once per call at a function's or a layer's
-entry, never inside the loops of a kernel.
+a message that names the operation, the bad value and the fix.  They run once
+per call at a function's or a layer's entry, never inside the loops of a kernel.
 """
 import math
 import numbers
