@@ -12,12 +12,13 @@
     hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
     text(op, value) / tokens(op, value)        a str / a list of str tokens (a str only to a char vocabulary)
     grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
+    tensors(op, **arguments)           a layer's or an F function's tensor arguments are Tensors, not arrays
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
 a dimension out of range, RuntimeError for a bad size, ValueError for an
-optimizer's hyper-parameter), with a message that names the operation, the bad
-value and the fix.  They run once per call at a function's or a layer's
-entry, never inside the loops of a kernel.
+optimizer's hyper-parameter, TypeError for an array where a Tensor goes), with
+a message that names the operation, the bad value and the fix.  They run once
+per call at a function's or a layer's entry, never inside the loops of a kernel.
 """
 import math
 import numbers
@@ -193,3 +194,22 @@ def grad_array(op, p):
         raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
                            f"{list(p.shape)}; the gradient must have the parameter's shape")
     return grad
+
+
+def tensors(op, **arguments):
+    """Each argument given to a layer or an F function where a Tensor goes must be a Tensor (None: an
+    optional one left out).  A NumPy array, a list or a number is refused in PyTorch's words
+    ("linear(): argument 'input' must be Tensor, not numpy.ndarray") with the fix, rather than
+    failing later with a message about shapes or attributes that hides the real problem.
+    A Tensor is known by its array ``_data``, as in grad_array (this module sits below the engine's
+    TensorBase); one attribute test per argument, cheap enough for every call of a layer."""
+    for name, value in arguments.items():
+        if value is None or hasattr(value, "_data"):                   # absent, or a Tensor
+            continue
+        kind = type(value).__name__                                   # list, float, ...
+        if type(value).__module__ != "builtins":
+            kind = type(value).__module__.split(".")[0] + "." + kind    # numpy.ndarray, cupy.ndarray
+        fix = "minigrad.tensor(x)"
+        if kind == "numpy.ndarray":
+            fix += " (a copy) or minigrad.from_numpy(x) (sharing its memory)"
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {kind}; wrap it with {fix}")

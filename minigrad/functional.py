@@ -18,27 +18,32 @@ from .tensor import Tensor
 
 # ------------------------------------------------------------------ activations
 def relu(input, inplace=False):
+    checks.tensors("relu", input=input)
     _torch_only_arguments("relu", inplace=inplace)
     return fn.ReLU.apply(input)
 
 
 def tanh(input):
+    checks.tensors("tanh", input=input)
     return fn.Tanh.apply(input)
 
 
 def sigmoid(input):
+    checks.tensors("sigmoid", input=input)
     return fn.Sigmoid.apply(input)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum exp(x) over ``dim`` (pass it: without it torch's legacy rule picks one, with a warning);
     dtype: cast the input first (as torch)."""
+    checks.tensors("softmax", input=input)
     input = input if dtype is None else input.type(dtype)
     return input.softmax(_softmax_dim("softmax", input, dim, _stacklevel))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) over ``dim``, computed stably."""
+    checks.tensors("log_softmax", input=input)
     input = input if dtype is None else input.type(dtype)
     return input.log_softmax(_softmax_dim("log_softmax", input, dim, _stacklevel))
 
@@ -56,6 +61,7 @@ def _softmax_dim(name, x, dim, stacklevel):
 def gelu(input, approximate="none"):
     """GELU of a Tensor: x * Phi(x) with the exact erf (PyTorch's default ``approximate="none"``), or
     approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), composed from primitives (GPT-2's form)."""
+    checks.tensors("gelu", input=input)
     x = input
     if approximate == "tanh":
         return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
@@ -67,6 +73,7 @@ def gelu(input, approximate="none"):
 # ------------------------------------------------------------------ layers
 def linear(input, weight, bias=None):
     """y = x W^T + b,  x (..., in_features), W (out_features, in_features), b (out_features,)."""
+    checks.tensors("linear", input=input, weight=weight, bias=bias)
     x = input
     checks.floating_input("linear", RuntimeError, x, weight)      # int64 ids: PyTorch raises RuntimeError too
     if x.shape[-1] != weight.shape[1]:
@@ -81,12 +88,14 @@ def linear(input, weight, bias=None):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Rows of ``weight`` (V, D) picked by integer ids ``input`` (any shape) -> (*input.shape, D)."""
+    checks.tensors("embedding", input=input, weight=weight)
     _torch_only_arguments("embedding", max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
     return fn.Embedding.apply(weight, array_of(input), padding_idx)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training."""
+    checks.tensors("dropout", input=input)
     _torch_only_arguments("dropout", inplace=inplace)
     if not training or p == 0.0:
         return input
@@ -98,6 +107,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ref
 
     reference: minigrad's own keyword, the reference tier (functions/normalization.py, the one to
     read); the fast tier (normalization_fast.py) takes each row's mean as one matrix product."""
+    checks.tensors("layer_norm", input=input, weight=weight, bias=bias)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     same_dtype("layer_norm", input=input, weight=weight, bias=bias)
@@ -117,10 +127,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     Arguments in torch's order; class weights (``weight``) are not implemented
     and the legacy ``size_average``/``reduce`` are refused (use ``reduction``).
     """
+    checks.tensors("cross_entropy", input=input, target=target)
     _torch_only_arguments("cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if getattr(target, "dtype", None) is not None and target.dtype.kind == "f":
+    if target.dtype.kind == "f":
         return _cross_entropy_with_probabilities(input, target, label_smoothing, reduction)
     return fn.CrossEntropy.apply(input, array_of(target), ignore_index, label_smoothing, reduction)
 
@@ -132,7 +143,6 @@ def _cross_entropy_with_probabilities(input, target, label_smoothing, reduction)
         raise TypeError(f"cross_entropy: targets are integer class indices, or class probabilities of the input's "
                         f"shape {input.shape}; got {target.dtype} of shape {tuple(target.shape)}: for class "
                         "indices use target.long()")
-    target = target if isinstance(target, Tensor) else Tensor._from_array(target)
     same_dtype("cross_entropy", input=input, target=target)
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     if label_smoothing:
@@ -143,14 +153,16 @@ def _cross_entropy_with_probabilities(input, target, label_smoothing, reduction)
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood from log-probabilities (N, C) or (N, C, d1, ...) (torch's argument order)."""
+    checks.tensors("nll_loss", input=input, target=target)
     _torch_only_arguments("nll_loss", weight=weight, size_average=size_average, reduce=reduce)
     return fn.NLLLoss.apply(input, array_of(target), ignore_index, reduction)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean((input - target)^2), composed from primitives."""
+    checks.tensors("mse_loss", input=input, target=target)
     _torch_only_arguments("mse_loss", size_average=size_average, reduce=reduce)
-    if isinstance(target, Tensor) and input.shape != target.shape:
+    if input.shape != target.shape:
         raise ValueError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
     return _reduced("mse_loss", (input - target) ** 2, reduction)
 
@@ -158,6 +170,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Binary cross entropy on logits, stable for any logit size (torch's argument order)."""
+    checks.tensors("binary_cross_entropy_with_logits", input=input, target=target)
     _torch_only_arguments("binary_cross_entropy_with_logits", weight=weight, size_average=size_average,
                           reduce=reduce, pos_weight=pos_weight)
     same_dtype("binary_cross_entropy_with_logits", input=input, target=target)
@@ -168,6 +181,7 @@ def one_hot(tensor, num_classes=-1):
     """(…,) integer ids -> (…, num_classes) int64 tensor of 0/1, as torch (use .float() to multiply).
 
     num_classes=-1: one more than the largest id."""
+    checks.tensors("one_hot", tensor=tensor)
     data = array_of(tensor)
     xp = backend.array_module(data)
     if data.dtype.kind not in "iu":
@@ -218,6 +232,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     A query whose keys are all masked out gets a zero output and zero gradients
     (as PyTorch's); with no keys at all (Tk = 0) the output is zeros too.
     """
+    checks.tensors("scaled_dot_product_attention", query=query, key=key, value=value)
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: an explicit attn_mask cannot be set when "
                            "is_causal=True (as in PyTorch); fold the causal mask into attn_mask")
@@ -251,6 +266,7 @@ def attention_function(queries, keys, reference=False):
 
 def split_heads(x, heads):
     """(N, T, E) -> (N, heads, T, E / heads): head h sees features h*Dh ... (h+1)*Dh - 1."""
+    checks.tensors("split_heads", x=x)
     n, t, e = x.shape
     if t == 1:                  # one position (decoding): the permute would move only a size-1 axis
         return x.reshape(n, heads, 1, e // heads)
@@ -259,6 +275,7 @@ def split_heads(x, heads):
 
 def merge_heads(x):
     """(N, heads, T, Dh) -> (N, T, heads * Dh), the inverse of split_heads."""
+    checks.tensors("merge_heads", x=x)
     n, h, t, d = x.shape
     if t == 1:                  # one position: as in split_heads, a reshape alone
         return x.reshape(n, 1, h * d)
@@ -293,6 +310,7 @@ def rnn(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.rnn_step_forward
     and rnn_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
+    checks.tensors("rnn", input=x, h0=h0, weight_ih=weight_ih, weight_hh=weight_hh, bias_ih=bias_ih, bias_hh=bias_hh)
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"rnn: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
     same_dtype("rnn", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
@@ -311,6 +329,8 @@ def lstm(x, h0, c0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=No
     reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.lstm_step_forward
     and lstm_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
+    checks.tensors("lstm", input=x, h0=h0, c0=c0, weight_ih=weight_ih, weight_hh=weight_hh, bias_ih=bias_ih,
+                   bias_hh=bias_hh)
     same_dtype("lstm", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     same_dtype("lstm", RuntimeError, input=x, h0=h0, c0=c0, weight_hh=weight_hh,     # and RuntimeError here
                bias_ih=bias_ih, bias_hh=bias_hh)
@@ -328,6 +348,7 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
     reference=True runs the reference tier (functions/rnn.py: a loop over rnn_steps.gru_step_forward
     and gru_step_backward), False the fast tier (functions/rnn_fast.py); the tests prove them equal.
     """
+    checks.tensors("gru", input=x, h0=h0, weight_ih=weight_ih, weight_hh=weight_hh, bias_ih=bias_ih, bias_hh=bias_hh)
     same_dtype("gru", ValueError, input=x, weight_ih=weight_ih)      # PyTorch raises ValueError here
     same_dtype("gru", RuntimeError, input=x, h0=h0, weight_hh=weight_hh,     # and RuntimeError here
                bias_ih=bias_ih, bias_hh=bias_hh)
@@ -339,12 +360,14 @@ def gru(x, h0, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None, r
 # ------------------------------------------------------------------ more of torch.nn.functional (issue 13)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean(|input - target|), composed from primitives."""
+    checks.tensors("l1_loss", input=input, target=target)
     _torch_only_arguments("l1_loss", size_average=size_average, reduce=reduce)
     return _reduced("l1_loss", (input - target).abs(), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0 is l1_loss."""
+    checks.tensors("smooth_l1_loss", input=input, target=target)
     _torch_only_arguments("smooth_l1_loss", size_average=size_average, reduce=reduce)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
@@ -356,6 +379,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta."""
+    checks.tensors("huber_loss", input=input, target=target)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
     d = (input - target).abs()
@@ -368,8 +392,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction: 'mean' over every element (torch's default, which is not the KL of
     a batch), 'batchmean' (sum / batch size: the true KL), 'sum' or 'none'.
     """
+    checks.tensors("kl_div", input=input, target=target)
     _torch_only_arguments("kl_div", size_average=size_average, reduce=reduce)
-    target = target if isinstance(target, Tensor) else input.new_tensor(target)
     if log_target:
         pointwise = target.exp() * (target - input)
     else:
@@ -383,19 +407,21 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)) from probabilities p (logs clamped at -100, as torch).
     On logits, binary_cross_entropy_with_logits is the stable form."""
+    checks.tensors("binary_cross_entropy", input=input, target=target)
     _torch_only_arguments("binary_cross_entropy", weight=weight, size_average=size_average, reduce=reduce)
-    target = target if isinstance(target, Tensor) else input.new_tensor(target)
     same_dtype("binary_cross_entropy", input=input, target=target)
     return fn.BinaryCrossEntropy.apply(input, target, reduction)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(||input||_p over dim, eps): unit vectors along dim."""
+    checks.tensors("normalize", input=input)
     return input / input.norm(p, dim=dim, keepdim=True).clamp(min=eps)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """x1 . x2 / max(||x1|| ||x2||, eps) along dim (broadcasting x1 and x2)."""
+    checks.tensors("cosine_similarity", x1=x1, x2=x2)
     dot = (x1 * x2).sum(dim)
     return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp(min=eps)
 
@@ -416,6 +442,7 @@ def pad(input, pad, mode="constant", value=None):
 
     pad = (last_before, last_after, second_last_before, second_last_after, ...), as torch.
     """
+    checks.tensors("pad", input=input)
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is implemented, got {mode!r}")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:

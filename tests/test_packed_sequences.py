@@ -83,7 +83,7 @@ def test_gradients_flow_through_packing_and_unpacking():
     (lambda x: pack_padded_sequence(x, [3, 5, 0, 2, 5, 1], enforce_sorted=False), RuntimeError, "must be >= 1"),
     (lambda x: pack_padded_sequence(x, [6, 5, 3, 2, 1, 1]), ValueError, "longer than the 5 time steps"),
     (lambda x: pack_padded_sequence(x, [5, 3]), ValueError, "2 lengths for a batch of 6"),
-    (lambda x: pack_padded_sequence(x.numpy(), LENGTHS), TypeError, "input must be a Tensor"),
+    (lambda x: pack_padded_sequence(x.numpy(), LENGTHS), TypeError, "argument 'input' must be Tensor, not numpy.ndarray"),
     (lambda x: pad_packed_sequence(pack_padded_sequence(x, [5, 5, 3, 3, 2, 1]), total_length=3), ValueError,
      "total_length=3 is shorter"),
     (lambda x: nn.GRU(3, 2)(pack_padded_sequence(x, [5, 5, 3, 3, 2, 1]), lengths=[1] * 6), ValueError,
@@ -95,7 +95,7 @@ def test_bad_packing_says_what_to_do(call, error, message):
 
 
 def test_a_numpy_array_given_to_a_recurrent_layer_says_it_is_not_a_tensor():
-    with pytest.raises(TypeError, match=r"LSTM: input must be a minigrad Tensor .* got ndarray; wrap an array "
+    with pytest.raises(TypeError, match=r"LSTM\(\): argument 'input' must be Tensor, not numpy.ndarray; wrap it "
                                         r"with minigrad.tensor\(x\)"):
         nn.LSTM(10, 4)(numpy.zeros((4, 7, 10)))
 

@@ -1,5 +1,5 @@
 """Activation and dropout layers (no parameters): each calls its function in ``minigrad.functional``."""
-from .. import functional as F
+from .. import checks, functional as F
 from .module import Module
 
 
@@ -94,6 +94,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
+        checks.tensors("Flatten", input=x)
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):

@@ -14,7 +14,7 @@ minigrad/nn/multihead_attention.py.
 """
 import math
 
-from .. import backend
+from .. import backend, checks
 from ..autograd import no_grad
 from ..tensor import Tensor
 from ..creation import cat, empty
@@ -49,6 +49,7 @@ class _ScoreAttention(Module):
         mask:   (N, S) bool, True at source positions to ignore (padding)
         context (N, Hv) and weights (N, S)   (or (N, Tq, Hv) and (N, Tq, S))
         """
+        checks.tensors(type(self).__name__, query=query, keys=keys, values=values)
         values = keys if values is None else values
         single = query.ndim == 2
         if single:
@@ -129,6 +130,7 @@ class HardAttention(Module):
         self.score_module = score_module
 
     def forward(self, query, keys, values=None, mask=None):
+        checks.tensors("HardAttention", query=query, keys=keys, values=values)
         values = keys if values is None else values
         single = query.ndim == 2
         if single:

@@ -23,7 +23,7 @@ when minigrad kept q_proj/k_proj/v_proj as separate Linear layers.
 """
 from collections import OrderedDict
 
-from .. import backend
+from .. import backend, checks
 from ..functional import dropout, linear, merge_heads, scaled_dot_product_attention, split_heads
 from ..masks import attention_bias, causal_mask
 from ..creation import cat, empty
@@ -164,6 +164,7 @@ class MultiheadAttention(Module):
     # -------------------------------------------------------------- forward
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False, *, cache=None, static_kv=False):
+        checks.tensors("MultiheadAttention", query=query, key=key, value=value)
         same_input = query is key and key is value
         unbatched = query.ndim == 2
         if unbatched:                       # one sequence (T, E): a batch of one

@@ -7,7 +7,7 @@
 Both add their vectors to the input: x (N, T, d) if batch_first else (T, N, d).
 ``offset`` shifts the positions, for a decoder that feeds one new token at a time.
 """
-from .. import backend
+from .. import backend, checks
 from ..tensor import Tensor
 from ..creation import empty
 from . import init
@@ -43,6 +43,7 @@ class SinusoidalPositionalEncoding(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x, offset=0):
+        checks.tensors("SinusoidalPositionalEncoding", input=x)
         t = x.shape[1] if self.batch_first else x.shape[0]
         if offset + t > self.max_len:
             raise ValueError(f"SinusoidalPositionalEncoding: positions up to {offset + t} exceed max_len={self.max_len}")
@@ -65,6 +66,7 @@ class LearnedPositionalEmbedding(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x, offset=0):
+        checks.tensors("LearnedPositionalEmbedding", input=x)
         t = x.shape[1] if self.batch_first else x.shape[0]
         if offset + t > self.max_len:
             raise ValueError(f"LearnedPositionalEmbedding: positions up to {offset + t} exceed max_len={self.max_len}")

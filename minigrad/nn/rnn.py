@@ -24,7 +24,6 @@ and gives the same outputs.
 import math
 
 from .. import checks, functional as F
-from ..tensor import Tensor
 from ..creation import cat, empty, stack
 from . import init
 from .module import Module, Parameter
@@ -80,16 +79,12 @@ class RNNBase(Module):
     # ---------------------------------------------------------------- checks
     def _check_input(self, input):
         layout = "(N, T, input_size)" if self.batch_first else "(T, N, input_size)"
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{self.mode}: input must be a minigrad Tensor {layout} or a PackedSequence, got "
-                            f"{type(input).__name__}; wrap an array with minigrad.tensor(x) or minigrad.from_numpy(x)")
+        checks.tensors(self.mode, input=input)
         if input.ndim != 3:
-            shape = getattr(input, "shape", None)
             raise ValueError(
                 f"{self.mode}: expected a 3-D input of shape {layout} with input_size={self.input_size}, "
-                f"got shape {tuple(shape) if shape is not None else type(input).__name__}"
-                + (". For one sequence, add a batch dimension with input.unsqueeze(1)"
-                   if shape is not None and len(shape) == 2 else "")
+                f"got shape {input.shape}"
+                + (". For one sequence, add a batch dimension with input.unsqueeze(1)" if input.ndim == 2 else "")
             )
         if input.shape[2] != self.input_size:
             raise ValueError(f"{self.mode}: expected input of shape {layout} with input_size="

@@ -13,7 +13,7 @@ U(-1/sqrt(H), 1/sqrt(H)); gates LSTM (i, f, g, o), GRU (r, z, n).
 """
 import math
 
-from .. import functions as fn
+from .. import checks, functions as fn
 from ..creation import empty, stack, tensor, where, zeros
 from ..torch_compat.promotion import same_dtype
 from . import init
@@ -43,6 +43,7 @@ class _CellBase(Module):
 
     def _check(self, x, hx, cx=None):
         name = type(self).__name__
+        checks.tensors(name, input=x, hx=hx, cx=cx)
         if x.ndim != 2 or x.shape[1] != self.input_size:
             raise ValueError(f"{name}: expected input of shape (N, input_size) = "
                              f"(N, {self.input_size}), got {x.shape}")
@@ -67,8 +68,8 @@ class RNNCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
-        h = self._zeros(x) if h is None else h
         self._check(x, h)
+        h = self._zeros(x) if h is None else h
         return fn.RNNCellFunction.apply(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
                                         self.nonlinearity)
 
@@ -83,8 +84,10 @@ class LSTMCell(_CellBase):
     gates = 4
 
     def forward(self, x, state=None):
-        h, c = (self._zeros(x), self._zeros(x)) if state is None else state
+        h, c = (None, None) if state is None else state
         self._check(x, h, c)
+        if state is None:
+            h, c = self._zeros(x), self._zeros(x)
         return fn.LSTMCellFunction.apply(x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
@@ -104,8 +107,8 @@ class GRUCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, x, h=None):
-        h = self._zeros(x) if h is None else h
         self._check(x, h)
+        h = self._zeros(x) if h is None else h
         return fn.GRUCellFunction.apply(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
                                         self.reset_after)
 

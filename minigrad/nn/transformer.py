@@ -27,7 +27,7 @@ no graph (autograd.py), which is what PyTorch's encoder layer "fast path" buys t
 """
 import copy
 
-from .. import functional as F
+from .. import checks, functional as F
 from ..masks import attention_bias, causal_mask
 from ..tensor import get_default_dtype
 from .activation import Dropout
@@ -99,6 +99,8 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
+        checks.tensors("TransformerEncoderLayer", src=src)
+
         def self_attention(x):
             return self.dropout1(self.self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask,
                                                 need_weights=False, is_causal=is_causal, cache=cache)[0])
@@ -141,6 +143,7 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
+        checks.tensors("TransformerDecoderLayer", tgt=tgt, memory=memory)
         self_cache, cross_cache = _decoder_caches(cache)
 
         def self_attention(x):
@@ -179,6 +182,7 @@ class TransformerEncoder(Module):
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=False, cache=None):
         """cache: None, or a list with one dict per layer (incremental decoding)."""
+        checks.tensors("TransformerEncoder", src=src)
         x = src
         for i, layer in enumerate(self.layers):
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=is_causal,
@@ -201,6 +205,7 @@ class TransformerDecoder(Module):
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
         """cache: None, or a list with one dict per layer (incremental decoding)."""
+        checks.tensors("TransformerDecoder", tgt=tgt, memory=memory)
         x = tgt
         for i, layer in enumerate(self.layers):
             x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -245,6 +250,7 @@ class Transformer(Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=False,
                 tgt_is_causal=False, memory_is_causal=False):
+        checks.tensors("Transformer", src=src, tgt=tgt)
         batch_dim = 0 if self.batch_first else 1
         if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise ValueError(f"Transformer: src {src.shape} and tgt {tgt.shape} have different batch sizes")

@@ -18,7 +18,7 @@ Packing and unpacking are indexing and ``cat``, so gradients flow through ``data
 """
 from typing import NamedTuple
 
-from ... import functional as F
+from ... import checks, functional as F
 from ...creation import cat, stack, tensor
 from ...tensor import Tensor, int64
 
@@ -64,9 +64,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     enforce_sorted=True: the lengths must already decrease (the sorted indices are then None);
     False: the batch is sorted here, longest first, ties in batch order.
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"pack_padded_sequence: input must be a Tensor, got {type(input).__name__}; "
-                        f"wrap arrays with minigrad.tensor(x) or minigrad.from_numpy(x)")
+    checks.tensors("pack_padded_sequence", input=input)
     steps = input.transpose(0, 1) if batch_first else input           # (T, B, *)
     lengths = _lengths_list(lengths, steps.shape[1])
     if max(lengths) > steps.shape[0]:
