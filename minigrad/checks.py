@@ -106,7 +106,7 @@ def reshape_sizes(op, shape, old):
     inferred = list(shape).count(-1)
     if inferred > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
-    known = -math.prod(shape) if inferred else math.prod(shape)     # the product of the sizes given
+    known = -math.prod(shape) if inferred else math.prod(shape)     # the product of the sizes other than -1
     if inferred:
         if known == 0:
             raise RuntimeError(f"{op}: cannot reshape tensor of {numel} elements into shape {list(shape)} because "
