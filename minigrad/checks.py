@@ -28,6 +28,8 @@ from . import backend
 
 def _is_int(value):
     """True for Python and NumPy integers (bool excluded: True is not a size)."""
+    if type(value) is int:          # the usual case, without the slower ABC check below
+        return True
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -102,10 +104,11 @@ def reshape_sizes(op, shape, old):
         if size < -1:
             raise RuntimeError(f"{op}: invalid shape dimension {size} at index {index} of shape {list(shape)}; "
                                "sizes are >= 0, with at most one -1 to infer")
-    if sum(size == -1 for size in shape) > 1:
+    inferred = list(shape).count(-1)
+    if inferred > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
-    known = math.prod(size for size in shape if size != -1)
-    if -1 in shape:
+    known = -math.prod(shape) if inferred else math.prod(shape)     # the product of the sizes other than -1
+    if inferred:
         if known == 0:
             raise RuntimeError(f"{op}: cannot reshape tensor of {numel} elements into shape {list(shape)} because "
                                "the unspecified dimension size -1 can be any value and is ambiguous")
@@ -116,7 +119,7 @@ def reshape_sizes(op, shape, old):
         raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}: a tensor of shape "
                            f"{tuple(old)} has {numel} elements, so the sizes {tuple(shape)} must multiply to {numel} "
                            "(use -1 for one size to infer it)")
-    return tuple(int(size) for size in shape)
+    return tuple(map(int, shape))
 
 
 def positive_int(op, name, value, error=ValueError):

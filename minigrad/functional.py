@@ -193,24 +193,26 @@ def one_hot(tensor, num_classes=-1):
     return Tensor._from_array((data[..., None] == xp.arange(num_classes)).astype("int64"))
 
 
+_INSTEAD = {                # what to do instead of each torch argument minigrad does not implement
+    "size_average": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+    "reduce": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
+    "weight": "weight the unreduced loss (reduction='none') yourself",
+    "pos_weight": "weight the unreduced loss (reduction='none') yourself",
+    "inplace": "leave inplace=False (the same values, in a new tensor)",
+    "max_norm": "renormalise the embedding rows yourself under no_grad()",
+    "scale_grad_by_freq": "scale the weight's gradient yourself after backward()",
+    "sparse": "minigrad's gradients are dense",
+}
+
+
 def _torch_only_arguments(name, **arguments):
     """Refuse torch arguments that minigrad does not implement (any value but None or False), rather than
-    ignore them; each message says what to do instead."""
-    instead = {
-        "size_average": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
-        "reduce": "it is deprecated in torch too; use reduction='mean'|'sum'|'none'",
-        "weight": "weight the unreduced loss (reduction='none') yourself",
-        "pos_weight": "weight the unreduced loss (reduction='none') yourself",
-        "inplace": "leave inplace=False (the same values, in a new tensor)",
-        "max_norm": "renormalise the embedding rows yourself under no_grad()",
-        "scale_grad_by_freq": "scale the weight's gradient yourself after backward()",
-        "sparse": "minigrad's gradients are dense",
-    }
+    ignore them; each message says what to do instead (_INSTEAD)."""
     for argument, value in arguments.items():
         if value is None or value is False:
             continue
         error = TypeError if argument in ("size_average", "reduce") else NotImplementedError
-        raise error(f"{name}: {argument}= is not implemented in minigrad: {instead[argument]}")
+        raise error(f"{name}: {argument}= is not implemented in minigrad: {_INSTEAD[argument]}")
 
 
 # ------------------------------------------------------------------ attention

@@ -177,8 +177,8 @@ class MultiheadAttention(Module):
         past = 0                            # positions already in the cache (self-attention decoding)
 
         if same_input and self.in_proj_weight is not None and not static_kv:    # one matmul for Q, K and V
-            q, k, v = linear(query, self.in_proj_weight, self.in_proj_bias).split(self.embed_dim, dim=-1)
-            q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)   # (N, h, T, Dh)
+            qkv = split_heads(linear(query, self.in_proj_weight, self.in_proj_bias), 3 * h)   # (N, 3h, T, Dh)
+            q, k, v = qkv.split(h, dim=1)       # Q's heads first, then K's and V's: each (N, h, T, Dh)
         else:
             q = split_heads(self.q_proj(query), h)               # (N, h, Tq, Dh)
             if cache is not None and static_kv and "k" in cache:

@@ -85,12 +85,15 @@ def _zero_dim_follows(a, b):
 def same_dtype(op, error=RuntimeError, **tensors):
     """Raise, as PyTorch does, when the floating tensors given differ in dtype (float32 weights on
     float64 input would otherwise quietly compute in float64): name them and the fix."""
-    dtypes = {}                                        # name -> dtype of each floating tensor given
-    for name, t in tensors.items():
+    first = None                                       # the dtype of the first floating tensor given
+    for t in tensors.values():
         dtype = getattr(t, "dtype", None)              # None for an absent bias, a number, a list
-        if dtype is not None and dtype.kind == "f":
-            dtypes[name] = dtype
-    if len(dtypes) > 1 and len(set(dtypes.values())) > 1:
-        listed = ", ".join(f"{name} {dtype}" for name, dtype in dtypes.items())
-        raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
-                    "(model.double() or x.float()), as PyTorch requires too")
+        if dtype is None or dtype.kind != "f":
+            continue
+        if first is None:
+            first = dtype
+        elif dtype != first:
+            listed = ", ".join(f"{name} {t.dtype}" for name, t in tensors.items()
+                               if getattr(t, "dtype", None) is not None and t.dtype.kind == "f")
+            raise error(f"{op}: expected the same dtype, got {listed}. Cast one side "
+                        "(model.double() or x.float()), as PyTorch requires too")
