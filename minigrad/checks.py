@@ -11,7 +11,7 @@
     floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
     hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
     text(op, value) / tokens(op, value)        a str / a list of str tokens (a str only to a char vocabulary)
-    grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
+    grad_array(op, p)                  p.grad's array, of p's shape (what the optimizers compute with)
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
 a dimension out of range, RuntimeError for a bad size, ValueError for an
@@ -180,15 +180,9 @@ def tokens(op, value, chars_allowed=False):
 
 
 def grad_array(op, p):
-    """p.grad as a backend array of p's shape.  In minigrad .grad holds an array; a Tensor assigned
-    PyTorch's way (``p.grad = minigrad.full(p.shape, 0.3)``) is read as its array, as PyTorch reads it."""
-    grad = p.grad
-    if hasattr(grad, "_data"):                                   # a Tensor
-        grad = grad._data
-    grad = backend.ensure_array(grad)          # a 0-d parameter's gradient can come back as a NumPy scalar
-    if type(grad) not in backend._array_types:
-        raise TypeError(f"{op}: assigned grad expected to be a Tensor or array or None but got grad of type "
-                        f"{type(p.grad).__name__}")
+    """The array of p.grad (a Tensor: the ``.grad`` setter checked its type, shape, dtype and device), of
+    p's shape: ``p.data = <another shape>`` since the backward would otherwise broadcast silently."""
+    grad = p.grad._data
     if tuple(grad.shape) != tuple(p.shape):
         raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
                            f"{list(p.shape)}; the gradient must have the parameter's shape")

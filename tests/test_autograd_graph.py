@@ -13,7 +13,7 @@ def leaf(values, device):
 
 
 def grad_of(tensor):
-    return to_numpy(tensor.grad)
+    return tensor.grad.numpy()
 
 
 def test_tensor_used_twice_gets_both_contributions(device):
