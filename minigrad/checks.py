@@ -22,8 +22,6 @@ entry, never inside the loops of a kernel.
 import math
 import numbers
 
-from . import backend
-
 
 def _is_int(value):
     """True for Python and NumPy integers (bool excluded: True is not a size)."""
@@ -180,8 +178,9 @@ def tokens(op, value, chars_allowed=False):
 
 
 def grad_array(op, p):
-    """The array of p.grad (a Tensor: the ``.grad`` setter checked its type, shape, dtype and device), of
-    p's shape: ``p.data = <another shape>`` since the backward would otherwise broadcast silently."""
+    """The array of p.grad, a Tensor whose type, shape, dtype and device the ``.grad`` setter checked.  Its
+    shape is checked again against p's: after ``p.data = <another shape>`` (allowed, as in PyTorch) a step
+    would otherwise broadcast silently."""
     grad = p.grad._data
     if tuple(grad.shape) != tuple(p.shape):
         raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
