@@ -39,8 +39,9 @@
 #
 # **Notation** (used in every lesson).  `L` is a scalar loss.  For any value
 # `x` in the computation, `dL/dx` is the gradient of `L` with respect to `x`: an
-# array of `x`'s shape.  In code it is `x.grad`, and inside a backward the
-# gradient arriving from above is `dout` (= `dL/dy` for the output `y`).
+# array of `x`'s shape.  In code it is `x.grad` (a Tensor that does not require
+# grad), and inside a backward the gradient arriving from above is `dout`
+# (= `dL/dy` for the output `y`, an array).
 # Textbooks also write it ∇ₓL, or δ for the gradient at a layer's
 # pre-activation (Nielsen, Goodfellow et al.); CS231n writes `dx`.  PyTorch uses
 # the same `.grad` and `backward()` as minigrad.
@@ -220,8 +221,8 @@ dout = minigrad.randn(3, dtype=f64)
 (W @ xs).backward(dout)
 dW_hand = np.outer(dout.numpy(), xs.numpy())
 dx_hand = W.numpy().T @ dout.numpy()
-host = minigrad.backend.to_numpy  # .grad is a device array (CuPy on a GPU): copy it to NumPy
-error = max(np.abs(host(W.grad) - dW_hand).max(), np.abs(host(xs.grad) - dx_hand).max())
+# .grad is a Tensor: .cpu().numpy() gives its values as NumPy, from a GPU too (as in PyTorch)
+error = max(np.abs(W.grad.cpu().numpy() - dW_hand).max(), np.abs(xs.grad.cpu().numpy() - dx_hand).max())
 print(f"max |autograd - by hand| over dL/dW and dL/dx: {error:.2e}")
 run.check(error < 1e-12, "matmul backward gives dout x^T and W^T dout")
 
@@ -291,7 +292,7 @@ def g(x):
 points = np.linspace(-2, 2, 17)  # check g'(x) at 17 points at once: g acts elementwise
 probe = minigrad.tensor(points, dtype=f64, requires_grad=True)
 g(probe).sum().backward()
-exact = minigrad.backend.to_numpy(probe.grad)  # autograd in float64: exact to rounding (section 1)
+exact = probe.grad.cpu().numpy()  # autograd in float64: exact to rounding (section 1)
 
 
 def g_values(values, dtype):

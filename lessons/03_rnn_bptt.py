@@ -182,7 +182,7 @@ for name, fn in (("autograd", rnn_unrolled), ("BPTT by hand", RNNTanh.apply)):
     for p in params:
         p.grad = None
     fn(*params).backward(upstream)
-    grads[name] = [minigrad.backend.to_numpy(p.grad) for p in params]
+    grads[name] = [p.grad.cpu().numpy() for p in params]
 difference = max(np.abs(a - b).max() for a, b in zip(grads["autograd"], grads["BPTT by hand"]))
 print(f"max |autograd - BPTT| over all gradients: {difference:.2e}")
 run.check(difference < 1e-12, "hand-written BPTT equals autograd through the unrolled graph")
@@ -255,7 +255,7 @@ for rho in (0.5, 0.9, 1.0, 1.1, 1.5):
         h.retain_grad()
         states.append(h)
     (states[-1] * v).sum().backward()
-    norms[rho] = np.array([float(np.linalg.norm(minigrad.backend.to_numpy(s.grad))) for s in states])
+    norms[rho] = np.array([float(s.grad.norm()) for s in states])
 
 rows = [{"rho": rho, "norm dL/dh_T": n[-1], "norm dL/dh_1": n[0], "ratio h_1 / h_T": n[0] / n[-1],
          "rho^(T-1)": rho ** (T_long - 1)} for rho, n in norms.items()]
@@ -390,7 +390,7 @@ run.check(first.grad is None, "no gradient crosses a detached state (truncated B
 _, h = model(first)
 out, _ = model(second, h)
 out.sum().backward()
-run.check(first.grad is not None and float(np.abs(minigrad.backend.to_numpy(first.grad)).sum()) > 0,
+run.check(first.grad is not None and float(first.grad.abs().sum()) > 0,
           "without detach() the gradient flows back into the previous chunk")
 
 # %% [markdown]

@@ -52,7 +52,6 @@ import numpy as np
 import minigrad
 from minigrad import lesson, masks, nn, optim
 from minigrad import functional as F
-from minigrad.backend import to_numpy                  # a gradient (a NumPy or CuPy array) -> NumPy
 
 run = lesson.setup("09_attention")
 plt = run.pyplot()
@@ -99,11 +98,11 @@ hard_output, hard_weights = hard(query, keys.unsqueeze(0), values.unsqueeze(0)) 
 print("hard weights:", hard_weights.numpy()[0], " output:", hard_output.numpy()[0])
 
 output.sum().backward()
-soft_grad = float(np.abs(to_numpy(query.grad)).sum())
+soft_grad = float(query.grad.abs().sum())
 query.grad = None
 if hard_output.requires_grad:                     # the argmax cut the graph: nothing leads back to the query
     hard_output.sum().backward()
-hard_grad = 0.0 if query.grad is None else float(np.abs(to_numpy(query.grad)).sum())
+hard_grad = 0.0 if query.grad is None else float(query.grad.abs().sum())
 run.table([{"attention": "soft (softmax)", "weight on key 2": float(weights.numpy()[0, 1]),
             "output": str(np.round(output.numpy()[0], 3)), "sum of abs d output/d query": soft_grad},
            {"attention": "hard (argmax)", "weight on key 2": float(hard_weights.numpy()[0, 1]),
@@ -144,7 +143,7 @@ for d_k in d_ks:
         upstream = minigrad.tensor(rng.standard_normal(a.shape), device=run.device)
         (a * upstream).sum().backward()
         max_weight = float(a.numpy().max(-1).mean())
-        grad = float(np.linalg.norm(to_numpy(raw.grad).reshape(trials, -1), axis=1).mean())
+        grad = float(np.linalg.norm(raw.grad.cpu().numpy().reshape(trials, -1), axis=1).mean())
         saturation[name].append((max_weight, grad))
         row[f"max weight, {name}"] = max_weight
         row[f"norm dL/dS, {name}"] = grad
@@ -347,7 +346,7 @@ if plt:
 allowed = ~mask.numpy()[:, 0]
 run.check(np.all(w[~allowed] == 0.0), "masked keys get exactly zero weight")
 run.check(np.allclose(w[:2].sum(-1), 1.0), "rows with at least one visible key sum to 1")
-run.check(np.all(w[2] == 0) and np.all(masked_out.numpy()[2] == 0) and np.isfinite(to_numpy(qkv.grad)).all(),
+run.check(np.all(w[2] == 0) and np.all(masked_out.numpy()[2] == 0) and np.isfinite(qkv.grad.cpu().numpy()).all(),
           "a fully masked row gives zero weights, zero output and finite gradients (no NaN)")
 run.table([{"sequence": n, "real tokens": int((~pad.numpy()[n]).sum()),
             "visible keys per query": str(allowed[n].sum(-1).tolist()),

@@ -17,12 +17,12 @@ When no gradient is wanted (inside ``no_grad``, or no input requires grad),
 That one switch (DeZero's ``enable_backprop``) is what makes inference cheap,
 so every layer has one forward for training and decoding alike.
 
-Module-level state: ``_sequence`` (numbers the nodes); grad mode is grad_mode.py's.
-The engine knows tensors through ``TensorBase``, the base class of tensor.py's Tensor:
-the engine is below the Tensor and never imports it.
+Module-level state: ``_sequence`` (numbers the nodes); grad mode is grad_mode.py's.  The engine
+knows tensors as ``TensorBase``, the base class of tensor.py's Tensor, which it never imports.
 """
 import heapq
 import itertools
+import warnings
 
 from . import backend, grad_mode
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
@@ -37,8 +37,8 @@ class TensorBase:
 
     The engine reads ``_data`` (the array), ``requires_grad``, ``grad_fn`` (the node that made
     it, None for a leaf), ``_output_index`` (which output of that node), ``_version`` and
-    ``_history`` (in-place changes, in_place.py), and calls ``_accumulate(grad)`` on a leaf
-    and ``_from_array(array, node, index)`` to wrap an output (a Tensor, whatever the subclass).
+    ``_history`` (in-place changes, in_place.py), and calls ``_receive_gradient(grad)`` on a leaf
+    and on an output with hooks (gradients.py), ``_from_array(array, node, index)`` to wrap an output.
     """
 
     __slots__ = ()
@@ -63,12 +63,12 @@ class Context:
                        to detect a later in-place change
     outputs_meta:      (shape, dtype) of each output of a multi-output node, to zero-fill a
                        missing gradient; ONE_OUTPUT for a node with one output
-    retained:          {output index: Tensor} for outputs that called retain_grad()
+    watched:           {output index: Tensor} for outputs with hooks or retain_grad() (gradients.py)
     freed:             True once a backward without retain_graph dropped saved_tensors
     """
 
     __slots__ = ("function", "inputs", "needs_input_grad", "recording", "saved_tensors",
-                 "sequence", "versions", "outputs_meta", "retained", "freed", "__dict__")
+                 "sequence", "versions", "outputs_meta", "watched", "freed", "__dict__")
 
     def __init__(self, function, needs_input_grad, recording):
         self.function = function
@@ -76,7 +76,7 @@ class Context:
         self.needs_input_grad = needs_input_grad
         self.recording = recording
         self.saved_tensors = ()
-        self.retained = None
+        self.watched = None
         self.freed = False
 
     def save_for_backward(self, *arrays):
@@ -172,52 +172,47 @@ class Function:
 
 
 def backward(tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate dL/dx into ``x.grad`` for every leaf x that requires grad (``tensor.backward()``).
+    """Add dL/dx into ``x.grad`` for every leaf x that requires grad (``tensor.backward()``).
 
     ``gradient`` is dL/d(tensor) (a Tensor or array of tensor's shape; ones when it
     is omitted, which only a one-element tensor allows).
 
-    Order: every node was created after the nodes that produced its inputs,
-    so taking nodes newest first (a heap keyed on the creation number) reaches
-    a node only after all the nodes that send it gradient.  That is a
-    topological order, found without a separate sort and without recursion
-    (an unrolled RNN has thousands of nodes).  ``pending`` holds, for each
-    node reached but not yet run, dL/d(each of its outputs) summed over uses.
+    Order: every node was created after the nodes that produced its inputs, so taking nodes
+    newest first (a heap keyed on the creation number) reaches a node only after all the nodes
+    that send it gradient.  That is a topological order, found without a separate sort and
+    without recursion (an unrolled RNN has thousands of nodes).  ``pending`` holds, for each node
+    reached but not yet run, dL/d(each of its outputs) summed over uses; ``leaves`` the same for
+    each leaf, handed over once (to its hooks, then into .grad) when the walk is done.
     """
     if create_graph or inputs is not None:
         raise NotImplementedError("backward(): create_graph and inputs are not implemented in minigrad "
                                   "(no higher-order gradients); use the default backward()")
     if not tensor.requires_grad:
-        raise RuntimeError(
-            "backward(): this tensor does not require grad and has no grad_fn. Did you "
-            "create the inputs with requires_grad=True, or compute it under no_grad()?"
-        )
+        raise RuntimeError("backward(): this tensor does not require grad and has no grad_fn. Did you create the "
+                           "inputs with requires_grad=True, or compute it under no_grad()?")
     grad, retain_graph = _output_gradient(tensor, gradient), bool(retain_graph)
     root = tensor.grad_fn
     if root is None:            # a leaf: its gradient is grad itself
-        tensor._accumulate(grad)
+        tensor._receive_gradient(grad)
         return
-    pending = {root: [None] * len(root.outputs_meta)}
+    pending, leaves = {root: [None] * len(root.outputs_meta)}, {}
     pending[root][tensor._output_index] = grad
     heap = [(-root.sequence, root)]
     while heap:
         node = heapq.heappop(heap)[1]
         douts = pending.pop(node)
         if node.freed:
-            raise GraphError(
-                f"backward through {node.name()} a second time: its saved values were "
-                "freed by the first backward. Pass retain_graph=True to the first "
-                ".backward() if you need to call it twice."
-            )
+            raise GraphError(f"backward through {node.name()} a second time: its saved values were freed by the first "
+                             "backward. Pass retain_graph=True to the first .backward() if you need to call it twice.")
         for counter, value in node.versions:
             if counter[0] != value:
                 raise GraphError(f"backward of {node.name()}: one of its inputs (or its output) was modified in "
                                  "place after the forward used it, so its saved values are stale. Use an out-of-"
                                  "place operation (y = x * 2 instead of x.mul_(2)), or clone the tensor first.")
-        if node.retained is not None:
-            for index, retained in node.retained.items():
+        if node.watched is not None:     # outputs with hooks (which may replace it) or retain_grad()
+            for index, output in node.watched.items():
                 if douts[index] is not None:
-                    retained._accumulate(douts[index])
+                    douts[index] = output._receive_gradient(douts[index])
         if len(douts) > 1:
             _zero_fill(node, douts)
         grads = node.function.backward(node, *douts)
@@ -234,35 +229,43 @@ def backward(tensor, gradient=None, retain_graph=None, create_graph=False, input
             if parent is None or dinput is None:
                 continue
             if dinput.shape != parent._data.shape:
-                raise GraphError(
-                    f"backward of {node.name()} returned a gradient of shape {tuple(dinput.shape)} "
-                    f"for an input of shape {parent.shape}: a backward must return one "
-                    "gradient per input, of that input's shape"
-                )
+                raise GraphError(f"backward of {node.name()} returned a gradient of shape {tuple(dinput.shape)} for an "
+                                 f"input of shape {parent.shape}: a backward must return one gradient per input, of "
+                                 "that input's shape")
             if backend.NUMBERS_SET_0D_DTYPES and dinput.dtype != parent._data.dtype:
                 dinput = dinput.astype(parent._data.dtype)      # NumPy < 2: 1 - y * y on 0-d float32 is float64
             parent_node, index = parent.grad_fn, parent._output_index
             if parent._history is not None:   # changed in place later: the node it had when used here
                 parent_node, index = parent._node_before(node.sequence)
-            if parent_node is None:     # a leaf
-                parent._accumulate(dinput)
+            if parent_node is None:     # a leaf: summed over its uses, handed over at the end
+                leaves[parent] = dinput if parent not in leaves else leaves[parent] + dinput   # never in place
                 continue
             slots = pending.get(parent_node)
             if slots is None:           # first gradient to reach this node: schedule it
                 slots = pending[parent_node] = [None] * len(parent_node.outputs_meta)
                 heapq.heappush(heap, (-parent_node.sequence, parent_node))
             slots[index] = dinput if slots[index] is None else slots[index] + dinput   # never in place
+    for leaf, grad in leaves.items():
+        leaf._receive_gradient(grad)
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """Deprecated since PyTorch 0.4, where Variable became Tensor; kept for old tutorials, as torch keeps it:
+    a new leaf sharing data's storage (data.detach().requires_grad_(requires_grad)), a Tensor."""
+    if not isinstance(data, TensorBase):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    if volatile:
+        warnings.warn("volatile was removed and now has no effect. Use `with minigrad.no_grad():` instead.")
+    return data.detach().requires_grad_(requires_grad)
 
 
 def _output_gradient(tensor, gradient):
     """dL/d(tensor) as an array of tensor's shape: ``gradient``, or ones for a one-element tensor."""
     if gradient is None:
         if tensor._data.size != 1:
-            raise RuntimeError(
-                f"backward(): grad can be implicitly created only for a tensor with one "
-                f"element, this one has shape {tensor.shape}. Reduce it first (loss.sum(), "
-                f"loss.mean()) or pass gradient=<array of shape {tensor.shape}>"
-            )
+            raise RuntimeError(f"backward(): grad can be implicitly created only for a tensor with one element, this "
+                               f"one has shape {tensor.shape}. Reduce it first (loss.sum(), loss.mean()) or pass "
+                               f"gradient=<array of shape {tensor.shape}>")
         return backend.array_module(tensor._data).ones(tensor._data.shape, dtype=tensor.dtype)
     grad = gradient._data if isinstance(gradient, TensorBase) else backend.asarray(gradient, tensor.dtype, tensor.device)
     if tuple(grad.shape) != tensor.shape:
@@ -272,8 +275,7 @@ def _output_gradient(tensor, gradient):
 
 def _zero_fill(node, douts):
     """Zeros for the outputs of a multi-output node that received no gradient."""
-    present = [d for d in douts if d is not None]
-    xp = backend.array_module(*present)
+    xp = backend.array_module(*[d for d in douts if d is not None])
     for index, dout in enumerate(douts):
         if dout is None:
             shape, dtype = node.outputs_meta[index]

@@ -11,7 +11,7 @@
     floating_input(op, error, input, weight)   a layer's input must be floating (float32 weights)
     hyper_parameter(op, name, value, ...)      an optimizer's number, in PyTorch's words
     text(op, value) / tokens(op, value)        a str / a list of str tokens (a str only to a char vocabulary)
-    grad_array(op, p)                  p.grad as an array, also after ``p.grad = <Tensor>``
+    grad_array(op, p)                  p.grad's array, of p's shape (what the optimizers compute with)
     tensors(op, **arguments)           a layer's or an F function's tensor arguments are Tensors, not arrays
 
 Each raises PyTorch's exception type where PyTorch has the name (IndexError for
@@ -22,8 +22,6 @@ per call at a function's or a layer's entry, never inside the loops of a kernel.
 """
 import math
 import numbers
-
-from . import backend
 
 
 def _is_int(value):
@@ -184,15 +182,10 @@ def tokens(op, value, chars_allowed=False):
 
 
 def grad_array(op, p):
-    """p.grad as a backend array of p's shape.  In minigrad .grad holds an array; a Tensor assigned
-    PyTorch's way (``p.grad = minigrad.full(p.shape, 0.3)``) is read as its array, as PyTorch reads it."""
-    grad = p.grad
-    if hasattr(grad, "_data"):                                   # a Tensor
-        grad = grad._data
-    grad = backend.ensure_array(grad)          # a 0-d parameter's gradient can come back as a NumPy scalar
-    if type(grad) not in backend._array_types:
-        raise TypeError(f"{op}: assigned grad expected to be a Tensor or array or None but got grad of type "
-                        f"{type(p.grad).__name__}")
+    """The array of p.grad, a Tensor whose type, shape, dtype and device the ``.grad`` setter checked.  Its
+    shape is checked again against p's: after ``p.data = <another shape>`` (allowed, as in PyTorch) a step
+    would otherwise broadcast silently."""
+    grad = p.grad._data
     if tuple(grad.shape) != tuple(p.shape):
         raise RuntimeError(f"{op}: attempting to use a gradient of size {list(grad.shape)} for a parameter of size "
                            f"{list(p.shape)}; the gradient must have the parameter's shape")
@@ -204,7 +197,7 @@ def tensors(op, **arguments):
     optional one left out).  A NumPy array, a list or a number is refused in PyTorch's words
     ("linear(): argument 'input' must be Tensor, not numpy.ndarray") with the fix, rather than
     failing later with a message about shapes or attributes that hides the real problem.
-    A Tensor is known by its array ``_data``, as in grad_array (this module sits below the engine's
+    A Tensor is known by its array ``_data`` (this module sits below the engine's
     TensorBase); one attribute test per argument, cheap enough for every call of a layer."""
     for name, value in arguments.items():
         if value is None or hasattr(value, "_data"):                   # absent, or a Tensor

@@ -183,7 +183,7 @@ def _check(fn, args, named, eps, atol, rtol, fast_mode, raise_exception, seed):
     try:
         objective = _Objective(fn, args, seed, sum(t.numel() for _, t in named))
         objective.backward()
-        analytic = [numpy.zeros(t.shape) if t.grad is None else backend.to_numpy(t.grad) for _, t in named]
+        analytic = [numpy.zeros(t.shape) if t.grad is None else backend.to_numpy(t.grad._data) for _, t in named]
     finally:
         for (_, tensor), grad in zip(named, saved_grads):
             tensor.grad = grad

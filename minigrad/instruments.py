@@ -88,8 +88,8 @@ def gradient_norms_through_time(model, x, loss_fn, state=None):
     loss = loss_fn(stack(states, dim=0))
     loss.backward()
     xp = backend.array_module(x._data)
-    dh = xp.stack([h.grad if h.grad is not None else xp.zeros(h.shape, dtype=h.dtype) for h in states])
-    return {"h": _norms(dh), "x": _norms(x.grad)}
+    dh = xp.stack([h.grad._data if h.grad is not None else xp.zeros(h.shape, dtype=h.dtype) for h in states])
+    return {"h": _norms(dh), "x": _norms(x.grad._data)}
 
 
 def spectral_radius(matrix):

@@ -2,13 +2,14 @@
 
 ``t._data`` is the backend array behind a tensor (NumPy on "cpu", CuPy on
 "cuda"); ``t.data`` is, as in PyTorch, a Tensor sharing that array, outside the
-graph; ``t.numpy()`` is that array on the host.  ``t.grad`` is a plain array of
-the same shape, or None until a backward reaches ``t``.  Every operator and
-method below calls one Function from ``minigrad.functions``, or a helper in a
-module with one job; follow it with "go to definition" to read its forward and
-backward side by side:
+graph; ``t.numpy()`` is that array on the host.  ``t.grad`` is, as in PyTorch, a
+Tensor of the same shape that does not require grad, or None until a backward
+reaches ``t`` (gradients.py).  Every operator and method below calls one Function
+from ``minigrad.functions``, or a helper in a module with one job; follow it with
+"go to definition" to read its forward and backward side by side:
 
     in_place.py     x[i] = v, add_, zero_, ...: the in-place writes, views and version counters
+    gradients.py    .grad (what it is, how a backward adds into it) and register_hook
     composed.py     methods made of other methods (max(dim), var, repeat, ...)
     torch_compat/   what makes the class answer to PyTorch's names and rules:
       in_place_methods.py   the other in-place methods (clamp_, exp_, normal_, unsqueeze_, ...), inherited
@@ -29,7 +30,7 @@ import numbers
 
 import numpy
 
-from . import autograd, backend, checks, composed, dtypes, in_place
+from . import autograd, backend, checks, composed, dtypes, gradients, in_place
 from . import functions as fn
 from .dtypes import bool_, float16, float32, float64, get_default_dtype, int32, int64, long, set_default_dtype  # noqa: F401
 from .functions.gather import sort_indices
@@ -53,8 +54,8 @@ class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
     value, minigrad.zeros(5) for the size.
     """
 
-    __slots__ = ("_data", "grad", "requires_grad", "grad_fn", "_output_index",
-                 "_version", "_view_of", "_history", "__weakref__")
+    __slots__ = ("_data", "_grad", "requires_grad", "grad_fn", "_output_index",
+                 "_version", "_view_of", "_history", "_hooks", "__weakref__")
 
     def __init__(self, data, requires_grad=False, dtype=None, device=None):
         if isinstance(data, numbers.Number):
@@ -66,12 +67,13 @@ class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
         if dtype is None and not hasattr(data, "dtype"):
             dtype = get_default_dtype()            # torch.Tensor([0]) is float32, not int64
         self._data = arguments.new_array(data, dtype, device)
-        self.grad = None
+        self._grad = None           # .grad (a property: see grad below)
         self.grad_fn = None
         self._output_index = 0
         self._version = [0]
         self._view_of = None        # (tensor, index) when this tensor is a view of that one's storage
         self._history = None        # [(node number, grad_fn, output index)] before each in-place change
+        self._hooks = None          # gradients.Hooks once register_hook or retain_grad is called
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -81,12 +83,13 @@ class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
         """Wrap an op's output array in a Tensor, without copying (used by Function.apply)."""
         tensor = Tensor.__new__(Tensor)
         tensor._data = array if type(array) in backend._array_types else backend.ensure_array(array)
-        tensor.grad = None
+        tensor._grad = None
         tensor.grad_fn = grad_fn
         tensor._output_index = output_index
         tensor._version = [0]
         tensor._view_of = None
         tensor._history = None
+        tensor._hooks = None
         tensor.requires_grad = grad_fn is not None
         return tensor
 
@@ -295,19 +298,37 @@ class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
     def clone(self):
         return fn.Clone.apply(self)
 
+    @property
+    def grad(self):
+        """dL/d(self) after a backward: a Tensor of self's shape that does not require grad, or None.
+        Each backward adds into it (in place, as PyTorch); ``p.grad = None`` forgets it.  On a
+        non-leaf it stays None unless retain_grad() was called, and reading it warns, as PyTorch's."""
+        return gradients.read(self)
+
+    @grad.setter
+    def grad(self, value):
+        """p.grad = None, or a Tensor of p's shape, dtype and device (checked as PyTorch checks)."""
+        self._grad = gradients.checked(self, value)
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
     def retain_grad(self):
         """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep it)."""
-        if self.grad_fn is None:
-            return
-        if self.grad_fn.retained is None:
-            self.grad_fn.retained = {}
-        self.grad_fn.retained[self._output_index] = self
+        if self.grad_fn is not None:
+            gradients.watched(self).retains_grad = True
 
     @property
     def retains_grad(self):
         """True if retain_grad() was called on this non-leaf tensor (as torch's ``retains_grad``)."""
-        node = self.grad_fn
-        return node is not None and node.retained is not None and node.retained.get(self._output_index) is self
+        return gradients.retains_grad(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` each time a backward computes dL/d(self) (on a leaf: summed over its uses,
+        before it is added into .grad).  The hook returns None, or a Tensor of the same shape to use
+        instead; it should not change grad in place.  Returns a handle: ``handle.remove()`` takes it out."""
+        return gradients.register_hook(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute d(self)/dx for every leaf x that requires grad, added into ``x.grad``.
@@ -318,13 +339,9 @@ class Tensor(autograd.TensorBase, InPlaceMethods, MathMethods, NumPyInterop):
         """
         autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    def _accumulate(self, grad):
-        """self.grad += grad, without writing into an array another tensor may share."""
-        grad = backend.ensure_array(grad)
-        if self.grad is None:
-            self.grad = grad.copy()
-        else:
-            self.grad = self.grad + grad
+    def _receive_gradient(self, grad):
+        """The engine hands over dL/d(self), complete for this backward; returns the gradient to pass on."""
+        return gradients.receive(self, backend.ensure_array(grad))
 
     # ------------------------------------------------------------------ in place
     # Each one is a call of in_place.write: the values change in place and, while gradients

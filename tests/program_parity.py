@@ -40,7 +40,7 @@ def same_gradients(ours, theirs, tolerance=TOLERANCE):
             continue
         assert parameter.grad is not None, f"{name}: no gradient in minigrad"
         assert str(parameter.grad.dtype) == str(their_grad.dtype).replace("torch.", ""), f"dtype of {name}'s gradient"
-        close(minigrad.backend.to_numpy(parameter.grad), their_grad, f"gradient of {name}", tolerance)
+        close(parameter.grad.numpy(), their_grad, f"gradient of {name}", tolerance)
 
 
 def same_parameters(ours, theirs, when, tolerance=TOLERANCE):

@@ -6,7 +6,9 @@ char-RNN generation, seq2seq translation; word_language_model), d2l.ai's PyTorch
 (preliminaries, linear and softmax regression from scratch and concise, MLP, RNN from scratch and
 concise, GRU/LSTM, seq2seq, attention, Transformer), the CS231n PyTorch notebook (assignment 2) and
 the CS224n assignments (parser, NMT with attention), nanoGPT / minGPT / makemore, the Annotated
-Transformer, and the IMDB sentiment tutorials' binary accuracy, ``torch.round(torch.sigmoid(preds))``.
+Transformer, and the IMDB sentiment tutorials' binary accuracy, ``torch.round(torch.sigmoid(preds))``;
+``torch.autograd.Variable`` from the tutorials written before PyTorch 0.4 (the first char-RNN and
+seq2seq tutorials, word_language_model's old ``repackage_hidden``), which torch still runs.
 tests/test_teaching_names.py checks each one: present in minigrad with PyTorch's arguments
 in PyTorch's order, or absent on purpose with an error that says what to use instead.
 
@@ -90,6 +92,10 @@ ReduceLROnPlateau MultiStepLR OneCycleLR CosineAnnealingWarmRestarts CyclicLR Se
 MultiplicativeLR ConstantLR PolynomialLR
 """
 
+AUTOGRAD = """
+Variable
+"""
+
 UTILS_DATA = """
 Dataset TensorDataset DataLoader Subset random_split Sampler RandomSampler SequentialSampler
 BatchSampler default_collate dataloader dataset sampler IterableDataset
@@ -106,4 +112,5 @@ NAMES = {
     "torch.optim": OPTIM.split(),
     "torch.optim.lr_scheduler": LR_SCHEDULER.split(),
     "torch.utils.data": UTILS_DATA.split(),
+    "torch.autograd": AUTOGRAD.split(),
 }

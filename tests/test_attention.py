@@ -99,7 +99,7 @@ def test_sdpa_equals_composition_from_primitives(device, kind, tier):
     out, weights = F.scaled_dot_product_attention(q, k, v, mask, return_weights=True, reference=(tier == "reference"))
     grad = randn(*out.shape, device=device, requires_grad=False)
     out.backward(grad)
-    fused = [t.grad.copy() for t in (q, k, v)]
+    fused = [t.grad.clone() for t in (q, k, v)]
     for t in (q, k, v):
         t.grad = None
     reference = composed_attention(q, k, v, mask)

@@ -111,7 +111,7 @@ LAYERS = [
     ["checks"],                            # bad input at the public boundary: arrays through backend only
     ["autograd"],                          # Function, the graph, backward: knows tensors as TensorBase only
     ["functions"],                         # arrays only
-    ["composed", "in_place"],
+    ["composed", "in_place", "gradients"],   # gradients: .grad and register_hook (knows tensors as TensorBase)
     ["torch_compat"],                      # entirely below the Tensor: what the Tensor is built with
     ["tensor"],
     ["creation"],

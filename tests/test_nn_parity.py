@@ -12,8 +12,8 @@ TOL = {"float64": 1e-10, "float32": 1e-5}
 DTYPES = ["float64", "float32"]
 
 
-def _host(array):
-    return minigrad.backend.to_numpy(array)
+def _host(value):
+    return value.numpy() if isinstance(value, minigrad.Tensor) else minigrad.backend.to_numpy(value)
 
 
 def _compare(ours, theirs, x_ours, x_theirs, dtype, device):

@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 import minigrad
-from minigrad.backend import to_numpy
 from program_parity import TOLERANCES, close, same_gradients, twins
 
 torch = pytest.importorskip("torch")
@@ -278,7 +277,7 @@ def noise_driven(ours, theirs, dtype, so_far):
     scale = max(float(p.grad.abs().max()) for p in theirs.parameters())
     mine = dict(ours.named_parameters())
     for name, p in theirs.named_parameters():
-        g, h = p.grad.numpy(), to_numpy(mine[name].grad)
+        g, h = p.grad.numpy(), mine[name].grad.numpy()
         flat = (np.maximum(np.abs(g), np.abs(h)) <= NOISE[dtype] * scale) & ((g != 0) | (h != 0))
         so_far[name] = flat if name not in so_far else so_far[name] | flat
     return so_far
@@ -339,7 +338,7 @@ def test_annotated_transformer_trains_and_decodes_as_in_torch(dtype):
         noisy = noise_driven(ours, theirs, dtype, noisy)
         our_named, their_named = dict(ours.named_parameters()), dict(theirs.named_parameters())
         for name in KEY_BIASES:     # noise, or exactly 0 in both (a GPU's float32 sums can cancel exactly)
-            zero = (their_named[name].grad.numpy() == 0) & (to_numpy(our_named[name].grad) == 0)
+            zero = (their_named[name].grad.numpy() == 0) & (our_named[name].grad.numpy() == 0)
             assert (noisy[name] | zero).all(), name
         assert sum(int(n.sum()) for n in noisy.values()) <= 0.03 * sum(p.numel() for p in theirs.parameters())
         bound += 3 * our_lr

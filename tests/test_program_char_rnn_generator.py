@@ -2,11 +2,11 @@
 A conditional RNN (category, letter and hidden state concatenated; i2h, i2o, o2o, dropout,
 LogSoftmax), input and target tensors built with ``LongTensor`` and ``unsqueeze_(-1)``, the loss
 summed over the name into ``loss = torch.Tensor([0])`` with ``+=``, the hand-written SGD step through
-``.data``, ``loss.item() / input_line_tensor.size(0)``; then sampling: greedy (``topk(1)``, the 0-d
-index used as ``all_letters[topi]``) and by temperature (softmax, cumulative sums, and uniform draws
-given to both libraries, since their random generators differ).  The dropout layer is kept, in eval
-mode, so that both libraries draw nothing.  (The tutorial writes ``p.grad.data``: minigrad's .grad is
-an array, so ``p.grad`` here; see TORCH_DIFFERENCES.md.)
+``.data`` (``p.data.add_(p.grad.data, alpha=-learning_rate)``, word for word), ``loss.item() /
+input_line_tensor.size(0)``; then sampling: greedy (``topk(1)``, the 0-d index used as
+``all_letters[topi]``) and by temperature (softmax, cumulative sums, and uniform draws given to both
+libraries, since their random generators differ).  The dropout layer is kept, in eval mode, so that
+both libraries draw nothing.
 
 Compared in float64 and float32: the per-step losses, output log-probabilities, every gradient,
 the parameters after every step (values and dtypes), and the sampled names."""
@@ -82,7 +82,7 @@ def train(L, rnn, criterion, category, input_line_tensor, target_line_tensor, le
         loss += l
     loss.backward()
     for p in rnn.parameters():
-        p.data.add_(p.grad, alpha=-learning_rate)
+        p.data.add_(p.grad.data, alpha=-learning_rate)
     return output, loss, loss.item() / input_line_tensor.size(0)
 
 

@@ -104,7 +104,7 @@ def _cell(kind, H, D, weights):
 
 
 def _grads(tensors):
-    return [None if t is None else t.grad.copy() for t in tensors]
+    return [None if t is None else t.grad.clone() for t in tensors]
 
 
 @pytest.mark.parametrize("kind", list(GATES))

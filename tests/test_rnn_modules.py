@@ -154,8 +154,8 @@ def test_truncated_bptt_stops_exactly_at_the_cut(device):
     x_full = x.detach().requires_grad_()
     out, _ = model(x_full)
     (out[T1:] * v).sum().backward()
-    full_x = x_full.grad.copy()
-    full_w = {n: p.grad.copy() for n, p in model.named_parameters()}
+    full_x = x_full.grad.clone()
+    full_w = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.zero_grad()
 
     # truncated: chunk 1, detach, chunk 2
@@ -168,7 +168,7 @@ def test_truncated_bptt_stops_exactly_at_the_cut(device):
     assert x1.grad is None                                                # nothing crossed the cut
     assert abs(minigrad.Tensor(x2.grad).numpy() - minigrad.Tensor(full_x).numpy()[T1:]).max() < 1e-12
     assert abs(minigrad.Tensor(full_x).numpy()[:T1]).max() > 0           # full BPTT does reach chunk 1
-    truncated_w = {n: p.grad.copy() for n, p in model.named_parameters()}
+    truncated_w = {n: p.grad.clone() for n, p in model.named_parameters()}
 
     # what truncation dropped: the gradient at the cut, pushed back through chunk 1
     model.zero_grad()

@@ -327,7 +327,7 @@ def test_attention_equal_whether_the_fast_tier_keeps_P_or_recomputes_it(monkeypa
     assert (out.grad_fn.saved_tensors[-1] is not None) == (stored_scores >= 144)      # the path this case takes
     upstream = minigrad.randn(*out.shape, dtype=f64)
     out.backward(upstream, retain_graph=True)                   # a second backward reads the same P
-    first = [t.grad.copy() for t in (q, k, v)]
+    first = [t.grad.clone() for t in (q, k, v)]
     out.backward(upstream)
     for a, t in zip(first, (q, k, v)):
         _same(2 * a, t.grad, "gradient after two backwards", 1e-12)

@@ -274,10 +274,12 @@ def test_inplace_options_are_refused_not_ignored():
 def test_clip_grad_utilities_match_torch():
     values = numpy.random.default_rng(0).standard_normal((3, 4)) * 3
     ours, theirs = minigrad.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
-    ours.grad, theirs.grad = values.copy(), torch.tensor(values)
+    ours.grad, theirs.grad = minigrad.tensor(values), torch.tensor(values)
+    kept, their_kept = ours.grad, theirs.grad
     nn.utils.clip_grad_value_([ours], 1.5)
     torch.nn.utils.clip_grad_value_([theirs], 1.5)
-    numpy.testing.assert_array_equal(ours.grad, theirs.grad.numpy())
+    numpy.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    assert ours.grad is kept and theirs.grad is their_kept         # clamped in place, as PyTorch's
     assert nn.utils.clip_grad_norm_ is minigrad.optim.clip_grad_norm_
 
 

@@ -6,7 +6,6 @@ import pytest
 
 import minigrad
 from minigrad import nn
-from minigrad.backend import to_numpy
 
 torch = pytest.importorskip("torch")
 
@@ -47,12 +46,12 @@ def compare(theirs, ours, their_inputs, our_inputs, their_kwargs, our_kwargs, se
     out_m.backward(minigrad.tensor(g))
     assert numpy.max(numpy.abs(out_m.numpy() - out_t.detach().numpy())) <= TOL
     for m, t in zip(our_inputs, their_inputs):
-        assert numpy.max(numpy.abs(to_numpy(m.grad) - t.grad.numpy())) <= TOL
+        assert numpy.max(numpy.abs(m.grad.numpy() - t.grad.numpy())) <= TOL
     their_grads = nn.from_torch_state_dict({name: p.grad for name, p in theirs.named_parameters()})
     ours_named = dict(ours.named_parameters())
     assert set(ours_named) == set(their_grads)
     for name, parameter in ours_named.items():
-        assert numpy.max(numpy.abs(to_numpy(parameter.grad) - their_grads[name])) <= TOL, name
+        assert numpy.max(numpy.abs(parameter.grad.numpy() - their_grads[name])) <= TOL, name
 
 
 def layer_options(norm_first, activation, batch_first):

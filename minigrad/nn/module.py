@@ -125,12 +125,12 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none=True):
-        """Forget the gradients: ``p.grad = None`` (or new zeros; never written in place)."""
+        """Forget the gradients: ``p.grad = None``, or with set_to_none=False ``p.grad.zero_()`` (as PyTorch)."""
         for parameter in self.parameters():
             if set_to_none or parameter.grad is None:
                 parameter.grad = None
             else:
-                parameter.grad = backend.array_module(parameter.grad).zeros_like(parameter.grad)
+                parameter.grad.zero_()
 
     def requires_grad_(self, requires_grad=True):
         for parameter in self.parameters():
@@ -148,8 +148,8 @@ class Module:
         target = None if device is None else backend.normalize_device(device)
         for tensor in self._all_tensors():
             tensor._data = _moved(tensor._data, target, dtype)
-            if tensor.grad is not None:
-                tensor.grad = _moved(tensor.grad, target, dtype)
+            if tensor.grad is not None:                 # its gradient moves with it (as PyTorch's p.grad.data = ...)
+                tensor.grad._data = _moved(tensor.grad._data, target, dtype)
         return self
 
     def cpu(self):

@@ -22,12 +22,11 @@ class Adagrad(Optimizer):
 
     def step(self, closure=None):
         loss = self._evaluate(closure)
-        for group, p, state in self._params_with_grad():
+        for group, p, g, state in self._params_with_grad():
             if not state:
                 state["step"] = 0
                 state["sum"] = backend.array_module(p._data).full_like(p._data, group["initial_accumulator_value"])
             state["step"] += 1
-            g = p.grad
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             lr_t = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])

@@ -32,7 +32,7 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         loss = self._evaluate(closure)
-        for group, p, state in self._params_with_grad():
+        for group, p, g, state in self._params_with_grad():
             lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             xp = backend.array_module(p._data)
             if not state:
@@ -41,7 +41,6 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = xp.zeros_like(p._data)    # v
             state["step"] += 1
             t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            g = p.grad
             if decay and self.decoupled_weight_decay:
                 self._subtract(p, (lr * decay) * p._data)     # p * (1 - lr * decay)
             elif decay:

@@ -14,9 +14,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
         g_i <- g_i * min(1, max_norm / (total + 1e-6))
 
     The direction of the update is kept; only its length shrinks.  Returns the
-    total norm before clipping, as a 0-d Tensor (as PyTorch).  Gradients are
-    replaced (``p.grad = p.grad * coef``), never scaled in place, because a
-    grad array may be shared with another tensor.
+    total norm before clipping, as a 0-d Tensor (as PyTorch).  Each gradient is
+    scaled in place (``p.grad.mul_(coef)``, as PyTorch): it is .grad's own storage.
     """
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
@@ -24,10 +23,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
                          "bound would make every gradient NaN or flip its sign)")
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
         raise ValueError(f"clip_grad_norm_: norm_type must be a number (2.0, 1.0 or float('inf')), got {norm_type!r}")
-    for p in parameters:
-        if p.grad is not None:
-            p.grad = grad_array("clip_grad_norm_", p)              # p.grad = <Tensor> read as its array
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [grad_array("clip_grad_norm_", p) for p in parameters if p.grad is not None]
     if not grads:
         return tensor(0.0)
     xp = backend.array_module(*grads)
@@ -37,5 +33,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)   # stays on the device: no host sync
     for p in parameters:
         if p.grad is not None:
-            p.grad = p.grad * coef.astype(p.grad.dtype)
+            p.grad._data *= coef.astype(p.dtype)        # p.grad.mul_(coef), on its array
+            p.grad._version[0] += 1                     # changed in place: a graph that saved it notices
     return Tensor(total)

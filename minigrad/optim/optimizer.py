@@ -51,14 +51,13 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
-        """Forget the gradients: ``p.grad = None`` (or new zeros), never written in place."""
+        """Forget the gradients: ``p.grad = None``, or with set_to_none=False ``p.grad.zero_()`` (as PyTorch)."""
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    grad = grad_array("zero_grad", p)
-                    p.grad = backend.array_module(grad).zeros_like(grad)
+                    p.grad.zero_()
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient.
@@ -77,12 +76,11 @@ class Optimizer:
             return closure()
 
     def _params_with_grad(self):
-        """(group, p, state) for each parameter whose grad is not None."""
+        """(group, p, g, state) for each parameter whose grad is not None; g is p.grad's array."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    p.grad = grad_array(f"{type(self).__name__}.step", p)   # p.grad = <Tensor> read as its array
-                    yield group, p, self.state.setdefault(p, {})
+                    yield group, p, grad_array(f"{type(self).__name__}.step", p), self.state.setdefault(p, {})
 
     @staticmethod
     def _subtract(p, delta):

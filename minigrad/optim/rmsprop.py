@@ -24,7 +24,7 @@ class RMSprop(Optimizer):
 
     def step(self, closure=None):
         loss = self._evaluate(closure)
-        for group, p, state in self._params_with_grad():
+        for group, p, g, state in self._params_with_grad():
             alpha, momentum = group["alpha"], group["momentum"]
             xp = backend.array_module(p._data)
             if not state:
@@ -35,7 +35,6 @@ class RMSprop(Optimizer):
                 if group["centered"]:
                     state["grad_avg"] = xp.zeros_like(p._data)
             state["step"] += 1
-            g = p.grad
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             v = state["square_avg"]                       # ours: updated in place

@@ -23,8 +23,7 @@ class SGD(Optimizer):
 
     def step(self, closure=None):
         loss = self._evaluate(closure)
-        for group, p, state in self._params_with_grad():
-            g = p.grad
+        for group, p, g, state in self._params_with_grad():
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             momentum = group["momentum"]

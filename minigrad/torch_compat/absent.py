@@ -44,7 +44,6 @@ MISSING = {
         "EmbeddingBag": "use nn.Embedding and sum or mean over the bag dimension",
     },
     "minigrad.Tensor": {
-        "register_hook": "minigrad has no gradient hooks: call t.retain_grad() and read t.grad after backward()",
         "stride": "a minigrad tensor holds a NumPy/CuPy array: t.numpy().strides gives its strides (in bytes)",
         "is_contiguous": "minigrad has no strides API: call x.contiguous() before x.view(...) (it copies only a "
                          "non-contiguous view), or use x.reshape(...)",

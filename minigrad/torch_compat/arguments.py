@@ -83,15 +83,9 @@ def broadcast_mask(mask, tensor):
 
 def scaled_operand(op, other, alpha):
     """alpha * other for add/sub(other, alpha=): PyTorch's legacy order op(alpha, other) too
-    (old tutorials' ``p.data.add_(-lr, p.grad.data)``); the memoryview of ``p.grad.data`` refused."""
+    (old tutorials' ``p.data.add_(-lr, p.grad.data)``)."""
     if isinstance(other, (int, float)) and not isinstance(alpha, (int, float)):
         other, alpha = alpha, other                  # add_(Number alpha, Tensor other): deprecated in torch
-    if isinstance(other, memoryview) or type(other).__name__ == "MemoryPointer":   # NumPy's, CuPy's buffer
-        raise TypeError(
-            f"{op}: got a {type(other).__name__}. In minigrad p.grad is an array (NumPy; CuPy on cuda), so "
-            "p.grad.data is the raw buffer of that array (a memoryview; CuPy's MemoryPointer), not a Tensor: "
-            "write p.grad where PyTorch code has p.grad.data"
-        )
     return other if alpha == 1 else other * alpha
 
 

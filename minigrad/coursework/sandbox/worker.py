@@ -317,7 +317,7 @@ class Autograd:
                 call(f"backward through {self.name}", out.backward, v, k < len(outputs) - 1)
         leaves = [tensors[i] for i in self.target["differentiable"]] + self.params
         # no gradient at all means the graph never reached the leaf: the grader reads it as zeros
-        return [numpy.zeros(t.shape) if t.grad is None else t.grad for t in leaves]
+        return [numpy.zeros(t.shape) if t.grad is None else t.grad._data for t in leaves]
 
 
 class Output:
