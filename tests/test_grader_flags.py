@@ -16,8 +16,6 @@ import re
 import shutil
 
 import numpy
-import sys
-
 import pytest
 
 from minigrad.coursework import load_assignment
@@ -31,12 +29,6 @@ from minigrad.functions.rnn_steps import rnn_step_backward, rnn_step_forward
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-CALIBRATED = pytest.mark.skipif(
-    sys.version_info[:2] != (3, 11),
-    reason="the copy flags' margins were calibrated on Python 3.11; the tokenizer and ast.unparse differ by version "
-           "(on 3.10 and 3.12 one honest transformer file is flagged and the primitives copies' lowest match is 0.79): "
-           "open in issue 38")
-pytestmark = CALIBRATED
 
 
 

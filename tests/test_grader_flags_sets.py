@@ -45,12 +45,6 @@ HINT_LITERAL_FILES = {"10_hint_literal_hint_literal.py", "19_merged_batch_hint_l
                       "28_float_bias_hint_literal.py", "30_library_helpers_hinted.py"}
 KNOWN_FALSE_FLAGS = set()
 
-CALIBRATED = pytest.mark.skipif(
-    sys.version_info[:2] != (3, 11),
-    reason="the copy flags' margins were calibrated on Python 3.11; the tokenizer and ast.unparse differ by version "
-           "(on 3.10 and 3.12 one honest transformer file is flagged and the primitives copies' lowest match is 0.79): "
-           "open in issue 38")
-pytestmark = CALIBRATED
 
 
 

@@ -620,6 +620,9 @@ def text_tokens(text):
             out.append(word)
             depth = max(0, depth + (word in OPENING) - (word in CLOSING))
         previous = word
+    if line_start is None:                     # the end closes the last statement and every open block
+        out.append(";")
+    out += ["}"] * (len(indents) - 1)
     return out
 
 
