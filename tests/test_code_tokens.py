@@ -12,7 +12,8 @@ import hashlib
 import os
 
 from minigrad.coursework.grading import copies, similarity
-from minigrad.coursework.grading.code_tokens import text_tokens, tree_tokens
+from minigrad.coursework.grading.code_tokens import tree_tokens
+from minigrad.coursework.grading.text_tokens import text_tokens
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HONEST = os.path.join(HERE, "fixtures", "honest")

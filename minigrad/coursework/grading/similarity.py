@@ -35,7 +35,8 @@ import os
 
 from ..authoring.make import is_student_file, student_version
 from ..spec.assignment import load_assignment
-from .code_tokens import text_tokens, tree_tokens
+from .code_tokens import tree_tokens
+from .text_tokens import text_tokens
 
 K = 5                 # tokens per k-gram
 W = 4                 # hashes per winnowing window
