@@ -274,6 +274,19 @@ def test_hang_crash_and_exit_fail_their_own_check_only(grader, tmp_path):
         slow.close()
 
 
+
+def test_a_check_that_ends_the_process_quotes_what_it_printed_last(grader, tmp_path):
+    """death_reason quotes the worker's log: close() reads it before removing its folder (it used to read it
+    after, and found nothing)."""
+    exits = reference_text().replace("    h = np.tanh(x @ Wx + h_prev @ Wh + b)\n",
+                                     "    import os, sys\n    print('leaving at step', 7, flush=True)\n"
+                                     "    sys.stderr.write('and saying so\\n')\n    sys.stderr.flush()\n"
+                                     "    os._exit(3)\n")
+    message = grader.grade(write(tmp_path / "exit", exits))[0]["message"]
+    assert "exit code 3" in message and "last lines of your output:\nleaving at step 7\nand saying so" in message, \
+        message
+
+
 # ----------------------------------------------------------------------------- attacks on the report
 
 STACK_WALK_AND_LATE_REWRITE = """

@@ -11,6 +11,9 @@
     escape.py       student text made inert: control characters for terminals, formulas for spreadsheets
     similarity.py   copy flags between students (MOSS's winnowing), for a person to look at
     copies.py       copy flags against the references and minigrad (token runs beyond what the handout says)
+    code_tokens.py  the tokens both compare: a syntax tree as tokens, the same on every Python (statements)
+    expression_tokens.py   ... its expressions
+    text_tokens.py  ... and text that does not parse, in the same tokens
     testing.py      check_backward: the grader's gradient check, for an assignment's public tests
     autograder.py   a Gradescope autograder zip for an assignment, and what runs in it
 

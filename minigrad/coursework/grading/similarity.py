@@ -6,11 +6,12 @@ algorithms for document fingerprinting", SIGMOD 2003):
 1. normalise the syntax tree, not the text: Python parses the source;
    docstrings go, wrappers that change nothing are unwrapped (``(x if 1 else
    0)`` is ``x``, ``x * 1`` and ``x + 0`` are ``x``), constant expressions are
-   folded (``2 * 3`` is ``6``) and parentheses vanish with the parse; the tree
-   is written back as text and tokenized: comments, blank lines and spacing
-   go, every name becomes ``V`` (so renaming changes nothing), while keywords,
-   operators, numbers and attribute names (``.T``, ``.sum``: a copier cannot
-   rename them) stay.  A file that does not parse is tokenized as it is;
+   folded (``2 * 3`` is ``6``) and parentheses the grammar does not need
+   vanish with the parse; the tree is written out as tokens (code_tokens.py, the same on every Python):
+   comments, blank lines and spacing go, every name becomes ``V`` (so
+   renaming changes nothing), while keywords, operators, numbers and
+   attribute names (``.T``, ``.sum``: a copier cannot rename them) stay.  A
+   file that does not parse is read as text into the same tokens;
 2. hash every run of K consecutive tokens (a k-gram);
 3. winnow: in every window of W consecutive hashes keep the smallest.  Any
    match of at least W + K - 1 tokens is then sure to share a fingerprint,
@@ -30,19 +31,15 @@ handout does not dictate) is copies.py (``copies.reference_flags``).
 import ast
 import operator
 import hashlib
-import io
-import keyword
 import os
-import tokenize
 
 from ..authoring.make import is_student_file, student_version
 from ..spec.assignment import load_assignment
+from .code_tokens import tree_tokens
+from .text_tokens import text_tokens
 
 K = 5                 # tokens per k-gram
 W = 4                 # hashes per winnowing window
-
-SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT} \
-    if hasattr(tokenize, "TYPE_COMMENT") else {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 
 
 FOLDABLE = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -110,62 +107,30 @@ class Normaliser(ast.NodeTransformer):
         return node
 
 
-def normal_form(source):
-    """``source`` parsed, normalised (Normaliser) and written back; the text itself when it does not parse."""
+def normalised_tree(source):
+    """``source`` parsed and normalised (Normaliser); None when it does not parse."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return source
-    try:
-        return ast.unparse(ast.fix_missing_locations(Normaliser().visit(tree)))
-    except (RecursionError, ValueError):
-        return source
+        return ast.fix_missing_locations(Normaliser().visit(ast.parse(source)))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def tokens(source):
     """The normalised tokens of ``source`` (a list of strings); see the module docstring."""
-    return _tokens(normal_form(source))
-
-
-def _tokens(source):
-    """The tokens of ``source`` as it is (no normal_form first)."""
-    out = []
-    previous = None        # the previous significant token
-    at_statement_start = True
+    tree = normalised_tree(source)
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type in SKIPPED:
-                continue
-            if token.type == tokenize.STRING and at_statement_start:
-                continue                       # a docstring (or any bare string statement)
-            if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-                at_statement_start = True
-                out.append({tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}[token.type])
-                previous = token
-                continue
-            if token.string == "." and previous is not None and previous.string == "self" and out[-1] == "V":
-                out.pop()                      # self.attn reads as attn: the hints name a module's layers bare
-                previous = None
-                continue
-            if token.type == tokenize.NAME and not keyword.iskeyword(token.string):
-                kept = previous is not None and previous.string == "."
-                out.append(token.string if kept else "V")
-            elif token.type == tokenize.STRING:
-                out.append("S")
-            else:
-                out.append(token.string)
-            at_statement_start = False
-            previous = token
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass                                   # a file that does not tokenize to the end: what was read
-    while out and out[-1] in (";", "}"):
-        out.pop()
-    # a docstring removed after "def f():" leaves an empty ";" : drop repeated separators
-    cleaned = []
-    for token in out:
-        if token == ";" and cleaned and cleaned[-1] in (";", "{"):
+        words = [token for token, _ in tree_tokens(tree)] if tree is not None else None
+    except (RecursionError, ValueError):
+        words = None
+    if words is None:
+        words = text_tokens(source)
+    while words and words[-1] in (";", "}"):
+        words.pop()
+    cleaned = []                               # a statement left empty (a docstring gone): no repeated ";"
+    for word in words:
+        if word == ";" and cleaned and cleaned[-1] in (";", "{"):
             continue
-        cleaned.append(token)
+        cleaned.append(word)
     return cleaned
 
 

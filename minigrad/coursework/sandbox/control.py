@@ -254,6 +254,7 @@ class Worker:
         self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
         self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
+        self.log = os.path.join(self.private, "output.txt")
         self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
         try:
             self._start(folder, module, python_only)
@@ -266,7 +267,6 @@ class Worker:
             copy_submission(folder, self.workdir, python_only)
         if self.uid is not None:
             _give_to(self.workdir, self.uid)
-        self.log = os.path.join(self.private, "output.txt")
         own = sum(1 for _, _, uid in processes().values() if uid == os.getuid()) if self.uid is None else 0
         mode = self.isolation
         answer_files = [os.path.join(LIBRARY, *name.split(".")) + ".py" for name in self.answers]
@@ -379,7 +379,11 @@ class Worker:
         """Whether the supervisor still runs: a worker that killed it is not to be trusted any more."""
         return self.supervisor is not None and self.supervisor.poll() is None
 
-    def output_tail(self, lines=8):
+    def output_tail(self):
+        """The last lines the worker printed (its log); once closed, those close() read before removing it."""
+        return self.last_output if self.closed else self._log_tail()
+
+    def _log_tail(self, lines=8):
         try:
             with open(self.log, "rb") as f:
                 f.seek(max(0, os.path.getsize(self.log) - 4000))
@@ -406,13 +410,14 @@ class Worker:
         reason, students = exit_reason(code, float(cpu), self.limits)
         if not students:
             raise NotGraded("the worker " + reason)
-        tail = self.output_tail()
+        tail = self.output_tail()   # read by close(), before it removed the log's folder
         return "the check " + reason + (f"\nlast lines of your output:\n{tail}" if tail else "")
 
     # ------------------------------------------------------------------ ending
 
     exit_line = None
     leftovers = ()
+    last_output = ""
 
     def close(self):
         """Stop the worker and everything it started; check /proc that nothing of it is left."""
@@ -435,6 +440,7 @@ class Worker:
             self.leftovers = self._kill_leftovers()
             for fd in (self.reply_read, self.status_read):
                 os.close(fd)
+        self.last_output = self._log_tail()   # what it printed: death_reason quotes it once the folder is gone
         shutil.rmtree(self.workdir, ignore_errors=True)
         shutil.rmtree(self.private, ignore_errors=True)
         if self.uid_lock is not None:
