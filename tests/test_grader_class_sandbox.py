@@ -202,7 +202,8 @@ def test_in_a_container_without_namespaces_disk_fillers_are_capped_and_cleaned(t
     try:
         done = subprocess.run(["unshare", "--mount", "sh", "-c", mounts + f"exec '{sys.executable}' '{script}' "
                                f"'{tmp_path / 'class'}' '{FIXTURE}' '{tmp_path / 'out'}'"], capture_output=True,
-                              text=True, cwd=REPO, env=dict(os.environ, MINIGRAD_ISOLATION="uid"), timeout=300)
+                              text=True, cwd=REPO, env=dict(os.environ, MINIGRAD_ISOLATION="uid", PYTHONPATH=REPO),
+                              timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
         rows = json.loads(done.stdout.splitlines()[-1])
         assert rows["bob"] == ["graded", 5, "uid"]
