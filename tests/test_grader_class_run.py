@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -253,3 +254,21 @@ def test_a_second_run_on_the_same_out_is_refused_and_a_killed_run_leaves_no_snap
     assert not (out / ".snapshot").exists()
     time.sleep(0.5)                                                            # the killed run's supervisors end
     assert [n for n in os.listdir(tmp_path / "tmp") if n.startswith("minigrad-")] == []
+
+
+def test_the_folders_of_a_grader_killed_before_its_supervisor_started_are_removed_at_the_next_worker(
+        tmp_path, monkeypatch):
+    """kill -9 between a Worker's two mkdtemp and its supervisor's start leaves folders nobody owns: the next
+    worker removes those whose grader PID is gone, and leaves a running grader's (here, this process's)."""
+    from minigrad.coursework.sandbox import control
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = [tmp_path / f"minigrad-grader-{gone.pid}-abc", tmp_path / f"minigrad-worker-{gone.pid}-def"]
+    alive = [tmp_path / f"minigrad-worker-{os.getpid()}-ghi", tmp_path / "minigrad-worker-uids", tmp_path / "other"]
+    for path in dead + alive:
+        (path / "sub").mkdir(parents=True)
+    (dead[1] / "sub" / "tinyrnn.py").write_text("a student's code")
+    control.remove_orphans()
+    assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in alive)
+

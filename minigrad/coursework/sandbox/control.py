@@ -238,6 +238,23 @@ def exit_reason(code, cpu, limits):
             "another program)"), False
 
 
+def remove_orphans():
+    """Remove the folders of graders that were killed (kill -9) after making a worker's folders and before
+    its supervisor started, the one process that removes them once the grader is gone: the folders
+    ``minigrad-grader-PID-*`` and ``minigrad-worker-PID-*`` in TMPDIR whose grader PID no longer runs."""
+    folder = tempfile.gettempdir()
+    for name in os.listdir(folder):
+        parts = name.split("-")
+        if len(parts) != 4 or parts[0] != "minigrad" or parts[1] not in ("grader", "worker") or not parts[2].isdigit():
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:                  # its grader is gone
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        except PermissionError:                     # another user's grader, running
+            pass
+
+
 class Worker:
     """A worker running the submission ``module`` (a file name) found in the folder ``folder``."""
 
@@ -253,9 +270,10 @@ class Worker:
         self.unreadable = []     # what of Python's installation the worker's uid could not read
         self.hide = [COURSEWORK] + list(hide)     # the grader's code and the shipped references, and the caller's paths
         self.answers = list(answers)
-        self.private = tempfile.mkdtemp(prefix="minigrad-grader-")     # the log: only the grader's
+        remove_orphans()
+        self.private = tempfile.mkdtemp(prefix=f"minigrad-grader-{os.getpid()}-")     # the log: only the grader's
         self.log = os.path.join(self.private, "output.txt")
-        self.workdir = tempfile.mkdtemp(prefix="minigrad-worker-")
+        self.workdir = tempfile.mkdtemp(prefix=f"minigrad-worker-{os.getpid()}-")
         try:
             self._start(folder, module, python_only)
         except BaseException:
