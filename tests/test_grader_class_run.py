@@ -260,7 +260,7 @@ def test_the_folders_of_a_grader_killed_before_its_supervisor_started_are_remove
         tmp_path, monkeypatch):
     """kill -9 between a Worker's two mkdtemp and its supervisor's start leaves folders nobody owns: the next
     worker removes those whose grader PID is gone, and leaves a running grader's (here, this process's)."""
-    from minigrad.coursework.sandbox import control
+    from minigrad.coursework.sandbox.orphans import remove_orphans
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -269,6 +269,6 @@ def test_the_folders_of_a_grader_killed_before_its_supervisor_started_are_remove
     for path in dead + alive:
         (path / "sub").mkdir(parents=True)
     (dead[1] / "sub" / "tinyrnn.py").write_text("a student's code")
-    control.remove_orphans()
+    remove_orphans()
     assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in alive)
 

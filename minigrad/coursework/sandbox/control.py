@@ -57,6 +57,7 @@ import tempfile
 import time
 
 from . import protocol
+from .orphans import remove_orphans
 from .supervisor import processes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -236,23 +237,6 @@ def exit_reason(code, cpu, limits):
         return STUDENT_SIGNALS["SIGXCPU"], True
     return (f"was killed by {name}, which none of its limits sends (the machine's out-of-memory killer, or "
             "another program)"), False
-
-
-def remove_orphans():
-    """Remove the folders of graders that were killed (kill -9) after making a worker's folders and before
-    its supervisor started, the one process that removes them once the grader is gone: the folders
-    ``minigrad-grader-PID-*`` and ``minigrad-worker-PID-*`` in TMPDIR whose grader PID no longer runs."""
-    folder = tempfile.gettempdir()
-    for name in os.listdir(folder):
-        parts = name.split("-")
-        if len(parts) != 4 or parts[0] != "minigrad" or parts[1] not in ("grader", "worker") or not parts[2].isdigit():
-            continue
-        try:
-            os.kill(int(parts[2]), 0)
-        except ProcessLookupError:                  # its grader is gone
-            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
-        except PermissionError:                     # another user's grader, running
-            pass
 
 
 class Worker:
